@@ -1,0 +1,51 @@
+/* program.h - the one program cache every OpenCL kernel is built through.
+ *
+ * Lookup order: memory, then disk, then a build. The disk cache lives in
+ * $TORCH_OCL_CACHE_DIR or ~/.cache/torch_ocl (created mode 0700). A file's
+ * name is a hash of: source, build options, device name, driver version,
+ * platform version and the cache format version. Files are written to a temp
+ * file and renamed, and validated on load (magic, format version, length,
+ * checksum, owner is the user and not writable by group/others); a bad file
+ * is rebuilt and replaced, never trusted. TORCH_OCL_CACHE_DISABLE=1 turns the
+ * disk cache off. TORCH_OCL_LOG_BUILDS=1 prints one line per build to stderr. */
+#ifndef TOCL_PROGRAM_H
+#define TOCL_PROGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tocl/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TOCL_CACHE_FORMAT_VERSION 1
+
+typedef struct tocl_program_stats {
+    uint64_t memory_hits;
+    uint64_t disk_hits;
+    uint64_t builds;        /* programs compiled from source */
+    uint64_t disk_writes;
+    uint64_t disk_rejects;  /* corrupt, truncated, foreign or unsafe files */
+    double build_seconds;   /* total time spent compiling */
+} tocl_program_stats;
+
+tocl_status tocl_program_stats_get(tocl_program_stats *out);
+void tocl_program_stats_reset(void);
+
+/* Build-or-fetch a program and check it has kernel `name`; only validates
+ * (used by tests and warm-up). */
+tocl_status tocl_program_prepare(int dev, const char *source, const char *options, const char *kernel_name);
+
+/* Disk cache administration (python -m torch_ocl cache info|clear). */
+tocl_status tocl_cache_dir(char *buf, size_t cap);
+tocl_status tocl_cache_info(uint64_t *files, uint64_t *bytes);
+tocl_status tocl_cache_clear(uint64_t *removed_files);
+/* Drop in-memory programs (tests use this to force a disk lookup). */
+void tocl_program_cache_drop_memory(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,60 @@
+/* internal.h - what runtime subsystems share with each other but not with
+ * the adapter: OpenCL handles behind device indices, streams and addresses.
+ * Only runtime/ and tests/c/ include this file. */
+#ifndef TOCL_INTERNAL_H
+#define TOCL_INTERNAL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+
+#include "tocl/device.h"
+#include "tocl/mem.h"
+#include "tocl/program.h"
+#include "tocl/status.h"
+#include "tocl/stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fail with TOCL_E_OPENCL naming the call and the error if err != CL_SUCCESS. */
+#define TOCL_CL_TRY(err, what)                                                      \
+    do {                                                                            \
+        cl_int tocl_cl_err_ = (err);                                                \
+        if (tocl_cl_err_ != CL_SUCCESS)                                             \
+            return tocl_fail(TOCL_E_OPENCL, "%s failed: %s (%d)", (what),           \
+                             tocl_cl_error_name(tocl_cl_err_), (int)tocl_cl_err_);  \
+    } while (0)
+
+/* device/: handles of a usable device (caller has checked the index).
+ * Devices of one platform share one context, so buffers are usable by every
+ * device of that platform and clEnqueueCopyBuffer works between them. */
+cl_context tocl_dev_context(int dev);
+cl_device_id tocl_dev_id(int dev);
+cl_platform_id tocl_dev_platform(int dev);
+const tocl_device_props *tocl_dev_props(int dev);
+
+/* queue/: the command queue of (dev, stream), created on first use. */
+tocl_status tocl_queue_get(int dev, int stream, cl_command_queue *out);
+
+/* mem/: map an address inside a live block to its buffer and byte offset. */
+tocl_status tocl_mem_resolve(tocl_addr addr, int *dev, cl_mem *buf, size_t *offset);
+
+/* program/: build-or-fetch a program, and make a new kernel object from it
+ * (the caller owns the kernel and releases it; kernels are not shared
+ * between threads, because clSetKernelArg is not thread-safe). */
+tocl_status tocl_program_get(int dev, const char *source, const char *options, cl_program *out);
+tocl_status tocl_kernel_create(int dev, const char *source, const char *options, const char *name,
+                               cl_kernel *out);
+
+/* core/: environment knobs, read in one place. */
+const char *tocl_env(const char *name); /* getenv, NULL if unset or empty */
+int tocl_env_flag(const char *name);    /* 1 for 1/true/yes/on */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
