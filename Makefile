@@ -1,0 +1,76 @@
+# torch-ocl: two commands do everything on a fresh Debian 12 machine.
+#   make demo   install, build, train a small model on the ocl device
+#   make test   install, build, run the C tests (ctest) and Python tests (pytest)
+# Every step leaves a stamp in .stamps/ so a second run skips work already done.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMPS := .stamps
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+JOBS ?= $(shell nproc)
+# OpenCL driver for CPUs (PoCL), ICD loader, headers, and the build toolchain.
+APT_PACKAGES := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo ccache \
+                cmake g++ make python3-venv python3-dev
+SOURCES := $(shell find include runtime kernels adapter python cmake -type f -not -name '*.pyc') \
+           CMakeLists.txt pyproject.toml
+C_BUILD := build/c
+# Two PoCL devices so multi-device paths are tested on one CPU.
+TEST_ENV := POCL_DEVICES="pthread pthread"
+
+.PHONY: demo test setup install ctest pytest sanitize conformance clean
+
+demo: install
+	$(VPY) examples/train_mlp.py
+
+test: install ctest pytest
+
+setup: $(STAMPS)/pip
+
+install: $(STAMPS)/install
+
+$(STAMPS)/apt:
+	@mkdir -p $(STAMPS)
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@touch $@
+
+$(VPY): $(STAMPS)/apt
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+
+$(STAMPS)/pip: requirements.txt $(VPY)
+	$(VPY) -m pip install -q -r requirements.txt
+	@touch $@
+
+# pip install . builds the C runtime, the C++ adapter and the extension with
+# CMake (scikit-build-core). No build isolation: the build must see the
+# pinned torch, and must not download another one.
+$(STAMPS)/install: $(STAMPS)/pip $(SOURCES)
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(VPY) -m pip install -q --no-build-isolation --no-deps .
+	@touch $@
+
+$(C_BUILD)/build.ninja: CMakeLists.txt $(STAMPS)/pip
+	$(VENV)/bin/cmake -S . -B $(C_BUILD) -G Ninja -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja)
+
+ctest: $(C_BUILD)/build.ninja
+	$(VENV)/bin/cmake --build $(C_BUILD) -j $(JOBS)
+	cd $(C_BUILD) && ctest --output-on-failure -j 1
+
+pytest: install
+	$(TEST_ENV) $(VPY) -m pytest -q tests/python
+
+# The C runtime and its tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+# (Leak checking is off: the OpenCL driver keeps process-lifetime allocations.)
+sanitize: $(STAMPS)/pip
+	$(VENV)/bin/cmake -S . -B build/sanitize -G Ninja -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) \
+	  -DTOCL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	$(VENV)/bin/cmake --build build/sanitize -j $(JOBS)
+	cd build/sanitize && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j 1
+
+clean:
+	rm -rf build $(STAMPS) *.egg-info

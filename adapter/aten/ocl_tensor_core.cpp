@@ -1,0 +1,193 @@
+// ocl_tensor_core.cpp - the minimal aten set that makes `ocl` a device:
+// allocation, views (never through the CPU fallback), resize, set_, scalar
+// reads, fill and zero.
+#include <ATen/EmptyTensor.h>
+#include <ATen/InferSize.h>
+#include <ATen/TensorUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "../runtime/ocl_allocator.h"
+#include "ocl_common.h"
+
+namespace torch_ocl {
+namespace {
+
+constexpr auto kOcl = c10::DispatchKey::PrivateUse1;
+
+void check_dtype(std::optional<c10::ScalarType> dtype) {
+  to_tocl_dtype(dtype.value_or(c10::get_default_dtype_as_scalartype()));
+}
+
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory,
+                               std::optional<c10::MemoryFormat> memory_format) {
+  TORCH_CHECK(!layout || *layout == c10::Layout::Strided, "torch_ocl: only strided tensors are supported, got ",
+              *layout);
+  check_dtype(dtype);
+  c10::Device dev = device.value_or(c10::Device(c10::DeviceType::PrivateUse1));
+  int idx = device_index(dev);
+  TOCL_CHECK(tocl_device_check(idx));
+  c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(idx)));
+  return at::detail::empty_generic(size, device_allocator(), c10::DispatchKeySet(kOcl),
+                                   dtype.value_or(c10::get_default_dtype_as_scalartype()), memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
+                         std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                         std::optional<bool> pin_memory) {
+  TORCH_CHECK(!layout || *layout == c10::Layout::Strided, "torch_ocl: only strided tensors are supported");
+  check_dtype(dtype);
+  c10::Device dev = device.value_or(c10::Device(c10::DeviceType::PrivateUse1));
+  int idx = device_index(dev);
+  TOCL_CHECK(tocl_device_check(idx));
+  c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(idx)));
+  return at::detail::empty_strided_generic(size, stride, device_allocator(), c10::DispatchKeySet(kOcl),
+                                           dtype.value_or(c10::get_default_dtype_as_scalartype()));
+}
+
+// Make the storage hold at least `bytes`, growing it on the device.
+void ensure_storage_bytes(const at::Tensor& self, size_t bytes) {
+  c10::StorageImpl* st = self.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
+  if (bytes <= st->nbytes())
+    return;
+  c10::DeviceGuard guard(self.device());
+  at::detail::getPrivateUse1Hooks().resizePrivateUse1Bytes(self.storage(), bytes);
+}
+
+size_t storage_bytes_needed(c10::IntArrayRef size, c10::IntArrayRef stride, int64_t offset, size_t itemsize) {
+  int64_t last = 0;
+  for (size_t i = 0; i < size.size(); i++) {
+    if (size[i] == 0)
+      return 0;
+    last += (size[i] - 1) * stride[i];
+  }
+  return static_cast<size_t>(offset + last + 1) * itemsize;
+}
+
+const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
+                          std::optional<c10::MemoryFormat> memory_format) {
+  for (auto s : size)
+    TORCH_CHECK(s >= 0, "torch_ocl: resize_ got a negative size ", size);
+  auto* impl = self.unsafeGetTensorImpl();
+  impl->set_sizes_contiguous(size);
+  auto fmt = memory_format.value_or(c10::MemoryFormat::Contiguous);
+  if (fmt != c10::MemoryFormat::Contiguous && fmt != c10::MemoryFormat::Preserve)
+    impl->empty_tensor_restride(fmt);
+  size_t need = storage_bytes_needed(self.sizes(), self.strides(), self.storage_offset(), self.itemsize());
+  ensure_storage_bytes(self, need);
+  return self;
+}
+
+at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t offset, c10::IntArrayRef size,
+                        c10::IntArrayRef stride) {
+  TORCH_CHECK(source.device().type() == c10::DeviceType::PrivateUse1,
+              "torch_ocl: set_ expects a storage on the ocl device, got ", source.device());
+  auto* impl = self.unsafeGetTensorImpl();
+  impl->set_storage_keep_dtype(std::move(source));
+  impl->set_storage_offset(offset);
+  impl->set_sizes_and_strides(size, stride);
+  size_t need = storage_bytes_needed(size, stride, offset, self.itemsize());
+  ensure_storage_bytes(self, need);
+  return self;
+}
+
+at::Tensor& set_source_storage(at::Tensor& self, c10::Storage source) {
+  size_t n = source.nbytes() / self.itemsize();
+  int64_t len = static_cast<int64_t>(n);
+  return set_storage(self, std::move(source), 0, {len}, {1});
+}
+
+at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& src) {
+  if (self.is_same(src))
+    return self;
+  return set_storage(self, src.storage(), src.storage_offset(), src.sizes(), src.strides());
+}
+
+at::Tensor& set_empty(at::Tensor& self) {
+  c10::Storage st(c10::Storage::use_byte_size_t(), 0, device_allocator(), true);
+  return set_storage(self, std::move(st), 0, {0}, {1});
+}
+
+c10::Scalar local_scalar_dense(const at::Tensor& self) {
+  TORCH_CHECK(self.numel() == 1, "torch_ocl: a Tensor with ", self.numel(),
+              " elements cannot be converted to Scalar");
+  int dev = self.device().index();
+  union {
+    uint8_t b[8];
+    bool z;
+    uint8_t u8;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    uint16_t h;
+    float f32;
+    double f64;
+  } v{};
+  TOCL_CHECK(tocl_copy_d2h(dev, tocl_stream_current(dev), v.b, reinterpret_cast<tocl_addr>(self.data_ptr()),
+                           self.itemsize(), 1));
+  switch (self.scalar_type()) {
+    case c10::ScalarType::Bool: return c10::Scalar(v.u8 != 0);
+    case c10::ScalarType::Byte: return c10::Scalar(static_cast<int64_t>(v.u8));
+    case c10::ScalarType::Char: return c10::Scalar(static_cast<int64_t>(v.i8));
+    case c10::ScalarType::Short: return c10::Scalar(static_cast<int64_t>(v.i16));
+    case c10::ScalarType::Int: return c10::Scalar(static_cast<int64_t>(v.i32));
+    case c10::ScalarType::Long: return c10::Scalar(v.i64);
+    case c10::ScalarType::Half: return c10::Scalar(c10::Half(v.h, c10::Half::from_bits()));
+    case c10::ScalarType::BFloat16: return c10::Scalar(c10::BFloat16(v.h, c10::BFloat16::from_bits()));
+    case c10::ScalarType::Float: return c10::Scalar(v.f32);
+    case c10::ScalarType::Double: return c10::Scalar(v.f64);
+    default: TORCH_CHECK(false, "torch_ocl: unsupported dtype ", self.scalar_type());
+  }
+}
+
+at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
+  if (self.numel() == 0)
+    return self;
+  int dev = self.device().index();
+  tocl_tensor t = to_tocl_tensor(self);
+  TOCL_CHECK(tocl_op_fill(dev, tocl_stream_current(dev), &t, to_tocl_scalar(value)));
+  return self;
+}
+
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
+              value.dim(), " dimensions.");
+  return fill_scalar(self, value.item());
+}
+
+at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, c10::Scalar(0)); }
+
+at::Tensor as_strided(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride,
+                      std::optional<int64_t> storage_offset) {
+  return at::native::as_strided_tensorimpl(self, size, stride, storage_offset);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", empty_memory_format);
+  m.impl("empty_strided", empty_strided);
+  m.impl("as_strided", as_strided);
+  m.impl("view", at::native::view);
+  m.impl("_reshape_alias", at::native::_reshape_alias);
+  m.impl("unfold", at::native::unfold);
+  m.impl("resize_", resize_);
+  m.impl("set_.source_Storage", set_source_storage);
+  m.impl("set_.source_Storage_storage_offset", set_storage);
+  m.impl("set_.source_Tensor", set_source_tensor);
+  m.impl("set_", set_empty);
+  m.impl("_local_scalar_dense", local_scalar_dense);
+  m.impl("fill_.Scalar", fill_scalar);
+  m.impl("fill_.Tensor", fill_tensor);
+  m.impl("zero_", zero_);
+}
+
+}  // namespace torch_ocl

@@ -1,0 +1,13 @@
+// fallback.h - CPU fallback policy and per-op counts.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace torch_ocl {
+enum class FallbackPolicy { Warn, Error, Silent };
+FallbackPolicy fallback_policy();
+void set_fallback_policy(FallbackPolicy p);
+std::map<std::string, int64_t> fallback_stats();
+void fallback_reset_stats();
+}  // namespace torch_ocl

@@ -1,0 +1,174 @@
+// python_module.cpp - torch_ocl._C: the Python surface of the runtime
+// (devices, memory, streams, generators, program cache, fallback counts).
+// Only thin wrappers; the Python package builds the torch.ocl API on them.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/csrc/Generator.h>
+
+#include "fallback.h"
+#include "ocl_common.h"
+#include "runtime/ocl_allocator.h"
+#include "runtime/ocl_generator.h"
+#include "tocl/program.h"
+
+namespace py = pybind11;
+using namespace torch_ocl;
+
+namespace {
+
+py::dict device_props(int dev) {
+  tocl_device_props p{};
+  TOCL_CHECK(tocl_device_props_get(dev, &p));
+  static const char* kinds[] = {"gpu", "accelerator", "cpu", "other"};
+  py::dict d;
+  d["name"] = p.name;
+  d["vendor"] = p.vendor;
+  d["platform_name"] = p.platform_name;
+  d["platform_version"] = p.platform_version;
+  d["driver_version"] = p.driver_version;
+  d["opencl_version"] = p.opencl_version;
+  d["opencl_c_version"] = p.opencl_c_version;
+  d["type"] = kinds[p.kind];
+  d["compute_units"] = p.compute_units;
+  d["total_memory"] = p.global_mem_bytes;
+  d["local_memory"] = p.local_mem_bytes;
+  d["max_alloc"] = p.max_alloc_bytes;
+  d["max_work_group_size"] = p.max_work_group_size;
+  d["has_fp64"] = static_cast<bool>(p.has_fp64);
+  d["has_fp16"] = static_cast<bool>(p.has_fp16);
+  d["extensions"] = p.extensions;
+  return d;
+}
+
+py::dict memory_stats(int dev) {
+  tocl_mem_stats s{};
+  TOCL_CHECK(tocl_mem_stats_get(dev, &s));
+  py::dict d;
+  d["allocated_bytes"] = s.allocated_bytes;
+  d["requested_bytes"] = s.requested_bytes;
+  d["reserved_bytes"] = s.reserved_bytes;
+  d["peak_allocated_bytes"] = s.peak_allocated_bytes;
+  d["peak_reserved_bytes"] = s.peak_reserved_bytes;
+  d["active_blocks"] = s.active_blocks;
+  d["segments"] = s.segments;
+  d["alloc_count"] = s.alloc_count;
+  d["free_count"] = s.free_count;
+  d["cache_hits"] = s.cache_hits;
+  d["alloc_retries"] = s.alloc_retries;
+  d["ooms"] = s.ooms;
+  d["limit_bytes"] = s.limit_bytes;
+  return d;
+}
+
+py::dict program_stats() {
+  tocl_program_stats s{};
+  TOCL_CHECK(tocl_program_stats_get(&s));
+  tocl_ew_stats e{};
+  tocl_ew_stats_get(&e);
+  py::dict d;
+  d["memory_hits"] = s.memory_hits;
+  d["disk_hits"] = s.disk_hits;
+  d["builds"] = s.builds;
+  d["disk_writes"] = s.disk_writes;
+  d["disk_rejects"] = s.disk_rejects;
+  d["build_seconds"] = s.build_seconds;
+  d["elementwise_launches"] = e.launches;
+  d["elementwise_kernels"] = e.kernels_created;
+  return d;
+}
+
+py::dict cache_info() {
+  char dir[4096];
+  TOCL_CHECK(tocl_cache_dir(dir, sizeof dir));
+  uint64_t files = 0, bytes = 0;
+  TOCL_CHECK(tocl_cache_info(&files, &bytes));
+  py::dict d;
+  d["dir"] = std::string(dir);
+  d["files"] = files;
+  d["bytes"] = bytes;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "torch_ocl native runtime bindings";
+  m.def("_init", [] {
+    tocl_status s = tocl_init();
+    if (s != TOCL_OK)
+      throw std::runtime_error(tocl_last_error());
+  });
+  m.def("_device_count", [] { return tocl_device_count(); });
+  m.def("_check_device", [](int dev) { TOCL_CHECK(tocl_device_check(dev)); });
+  m.def("_device_props", &device_props);
+  m.def("_get_device", [] { return current_device(); });
+  m.def("_set_device", [](int dev) {
+    TOCL_CHECK(tocl_device_check(dev));
+    c10::impl::getDeviceGuardImpl(c10::DeviceType::PrivateUse1)
+        ->setDevice(c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(dev)));
+  });
+
+  m.def("_memory_stats", &memory_stats);
+  m.def("_reset_peak_memory_stats", [](int dev) { TOCL_CHECK(tocl_mem_reset_peak(dev)); });
+  m.def("_reset_accumulated_memory_stats", [](int dev) { TOCL_CHECK(tocl_mem_reset_counters(dev)); });
+  m.def("_empty_cache", [] {
+    for (int d = 0; d < tocl_device_count(); d++)
+      TOCL_CHECK(tocl_mem_empty_cache(d));
+  });
+  m.def("_mem_get_info", [](int dev) { return memory_info(dev); });
+  m.def("_set_memory_limit", [](int dev, uint64_t bytes) { TOCL_CHECK(tocl_mem_set_limit(dev, bytes)); });
+  m.def("_is_pinned", [](uintptr_t p) { return tocl_host_is_pinned(reinterpret_cast<void*>(p)) != 0; });
+
+  m.def("_current_stream", [](int dev) { return tocl_stream_current(dev); });
+  m.def("_set_stream", [](int dev, int s) { TOCL_CHECK(tocl_stream_set_current(dev, s)); });
+  m.def("_stream_from_pool", [](int dev) {
+    int s = 0;
+    TOCL_CHECK(tocl_stream_from_pool(dev, &s));
+    return s;
+  });
+  m.def("_stream_synchronize", [](int dev, int s) {
+    py::gil_scoped_release nogil;
+    TOCL_CHECK(tocl_stream_sync(dev, s));
+  });
+  m.def("_synchronize", [](int dev) {
+    py::gil_scoped_release nogil;
+    TOCL_CHECK(tocl_device_sync(dev));
+  });
+
+  m.def("_default_generator", [](int dev) {
+    return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(default_generator(dev)));
+  });
+
+  m.def("_program_stats", &program_stats);
+  m.def("_reset_program_stats", [] { tocl_program_stats_reset(); });
+  m.def("_cache_info", &cache_info);
+  m.def("_cache_clear", [] {
+    uint64_t n = 0;
+    TOCL_CHECK(tocl_cache_clear(&n));
+    return n;
+  });
+  m.def("_build_program", [](int dev, const std::string& src, const std::string& opts, const std::string& name) {
+    TOCL_CHECK(tocl_program_prepare(dev, src.c_str(), opts.c_str(), name.c_str()));
+  });
+
+  m.def("_fallback_stats", [] { return fallback_stats(); });
+  m.def("_reset_fallback_stats", [] { fallback_reset_stats(); });
+  m.def("_set_fallback_policy", [](const std::string& p) {
+    if (p == "warn")
+      set_fallback_policy(FallbackPolicy::Warn);
+    else if (p == "error")
+      set_fallback_policy(FallbackPolicy::Error);
+    else if (p == "silent")
+      set_fallback_policy(FallbackPolicy::Silent);
+    else
+      throw py::value_error("fallback policy must be 'warn', 'error' or 'silent', got '" + p + "'");
+  });
+  m.def("_get_fallback_policy", [] {
+    switch (fallback_policy()) {
+      case FallbackPolicy::Error: return "error";
+      case FallbackPolicy::Silent: return "silent";
+      default: return "warn";
+    }
+  });
+}

@@ -1,0 +1,47 @@
+"""torch_ocl: PyTorch on any OpenCL device, as the ``ocl`` device.
+
+``import torch`` loads this package through the ``torch.backends`` entry
+point, so ``torch.ones(3, device="ocl")`` works without importing it;
+``import torch_ocl`` works too. The device module is ``torch.ocl``.
+"""
+
+import torch
+
+__version__ = "0.1.0"
+
+try:
+    from . import _C  # registers the PrivateUse1 backend with the dispatcher
+except ImportError as e:  # pragma: no cover - depends on the machine
+    raise ImportError(
+        "torch_ocl could not load its native library: "
+        f"{e}. It needs an OpenCL ICD loader (Debian/Ubuntu: apt-get install ocl-icd-libopencl1) "
+        "and a driver (for CPUs: apt-get install pocl-opencl-icd)."
+    ) from e
+
+from . import _device_module as ocl  # noqa: E402
+from ._fallback import fallback_stats, reset_fallback_stats, set_fallback_policy, get_fallback_policy  # noqa: E402,F401
+
+_registered = False
+
+
+def _register():
+    """Name PrivateUse1 'ocl', install torch.ocl and the Tensor/Module helpers."""
+    global _registered
+    if _registered:
+        return
+    _registered = True
+    if torch._C._get_privateuse1_backend_name() != "ocl":
+        torch.utils.rename_privateuse1_backend("ocl")
+    torch._register_device_module("ocl", ocl)
+    # tensor.ocl(), tensor.is_ocl, module.ocl(), storage.ocl() ...
+    torch.utils.generate_methods_for_privateuse1_backend(
+        for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
+    )
+
+
+def _autoload():
+    """Entry point called by ``import torch``."""
+    _register()
+
+
+_register()

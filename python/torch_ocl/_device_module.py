@@ -1,0 +1,49 @@
+"""torch.ocl: the device module, the same shape as torch.cuda."""
+
+from .device import (  # noqa: F401
+    OclDeviceProperties,
+    _lazy_init,
+    current_device,
+    device,
+    device_count,
+    device_of,
+    get_device_capability,
+    get_device_name,
+    get_device_properties,
+    init,
+    is_available,
+    is_initialized,
+    set_device,
+    synchronize,
+)
+from .memory import (  # noqa: F401
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    memory_summary,
+    reset_accumulated_memory_stats,
+    reset_peak_memory_stats,
+    set_per_process_memory_limit,
+)
+from .random import (  # noqa: F401
+    default_generators,
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
+)
+from .streams import Event, Stream, current_stream, default_stream, set_stream, stream  # noqa: F401
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """bfloat16 is a storage format computed in float32 on every device."""
+    return True

@@ -1,0 +1,140 @@
+"""Device selection and properties (torch.ocl.device_count(), ...)."""
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import torch
+
+from . import _C
+
+_INSTALL_HINT = (
+    "No OpenCL device was found. Install an OpenCL driver: for CPUs "
+    "`apt-get install pocl-opencl-icd`, for GPUs the vendor's OpenCL driver "
+    "(e.g. NVIDIA's driver, AMD ROCm, Intel compute-runtime); `clinfo -l` lists devices."
+)
+
+
+def is_available() -> bool:
+    try:
+        return _C._device_count() > 0
+    except RuntimeError:
+        return False
+
+
+def device_count() -> int:
+    try:
+        return _C._device_count()
+    except RuntimeError:
+        return 0
+
+
+def is_initialized() -> bool:
+    return True
+
+
+def init():
+    """Discover devices; raises with the reason when discovery failed."""
+    _C._init()
+    if _C._device_count() == 0:
+        raise RuntimeError(_INSTALL_HINT)
+
+
+def _lazy_init():
+    init()
+
+
+def _index(device: Union[int, str, torch.device, None]) -> int:
+    if device is None:
+        return _C._get_device()
+    if isinstance(device, int):
+        idx = device
+    else:
+        device = torch.device(device)
+        if device.type != "ocl":
+            raise ValueError(f"expected an ocl device, got {device}")
+        idx = device.index if device.index is not None else _C._get_device()
+    _C._check_device(idx)
+    return idx
+
+
+def current_device() -> int:
+    return _C._get_device()
+
+
+def set_device(device: Union[int, str, torch.device]) -> None:
+    _C._set_device(_index(device))
+
+
+class device:
+    """Context manager that changes the current ocl device."""
+
+    def __init__(self, device: Union[int, str, torch.device, None]):
+        self.idx = -1 if device is None else _index(device)
+        self.prev = -1
+
+    def __enter__(self):
+        self.prev = _C._get_device()
+        if self.idx >= 0 and self.idx != self.prev:
+            _C._set_device(self.idx)
+
+    def __exit__(self, *exc):
+        if self.idx >= 0 and self.idx != self.prev:
+            _C._set_device(self.prev)
+        return False
+
+
+class device_of(device):
+    """Context manager: the device of a tensor (no-op for non-ocl tensors)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.device.type == "ocl" else None)
+
+
+@dataclass(frozen=True)
+class OclDeviceProperties:
+    name: str
+    vendor: str
+    type: str
+    platform_name: str
+    platform_version: str
+    driver_version: str
+    opencl_version: str
+    opencl_c_version: str
+    compute_units: int
+    total_memory: int
+    local_memory: int
+    max_alloc: int
+    max_work_group_size: int
+    has_fp64: bool
+    has_fp16: bool
+    extensions: tuple = field(repr=False)
+
+    @property
+    def multi_processor_count(self) -> int:  # torch.cuda's name for compute units
+        return self.compute_units
+
+
+def get_device_properties(device: Any = None) -> OclDeviceProperties:
+    p = dict(_C._device_props(_index(device)))
+    p["extensions"] = tuple(p["extensions"].split())
+    return OclDeviceProperties(**p)
+
+
+def get_device_name(device: Any = None) -> str:
+    return _C._device_props(_index(device))["name"]
+
+
+def get_device_capability(device: Any = None) -> dict:
+    p = get_device_properties(device)
+    return {"fp64": p.has_fp64, "fp16": p.has_fp16, "opencl_version": p.opencl_version}
+
+
+def synchronize(device: Any = None) -> None:
+    """Wait for all work queued on every stream of the device."""
+    _C._synchronize(_index(device))
+
+
+@contextlib.contextmanager
+def _noop():
+    yield

@@ -1,0 +1,43 @@
+/* ir_internal.h - the op table's row type and IR helpers shared by fusion/ and ops/. */
+#ifndef TOCL_IR_INTERNAL_H
+#define TOCL_IR_INTERNAL_H
+
+#include "tocl/ir.h"
+
+/* How an op's arguments and result dtypes relate; validation and the
+ * builders' automatic casts follow it. */
+typedef enum tocl_ir_sig {
+    TOCL_IR_SIG_LEAF = 0, /* INPUT / SCALAR: arg0 is an operand index */
+    TOCL_IR_SIG_CAST,     /* one argument of any dtype */
+    TOCL_IR_SIG_SAME,     /* every argument has the node's dtype */
+    TOCL_IR_SIG_CMP,      /* arguments share one dtype; the result is BOOL */
+    TOCL_IR_SIG_WHERE     /* arg0 is BOOL; arg1 and arg2 have the node's dtype */
+} tocl_ir_sig;
+
+/* Formula templates are OpenCL C with %0 %1 %2 standing for the arguments'
+ * expressions (variable names). The column is chosen by the dtype class of
+ * the node (of its arguments for TOCL_IR_SIG_CMP): floating (float and
+ * double share one column because OpenCL C math builtins are overloaded),
+ * integer, bool. NULL means the op is not defined for that class; a NULL
+ * bool column falls back to the integer one, because OpenCL's bool converts
+ * any integer result to 0/1 on assignment (so add is "or", mul is "and"). */
+typedef struct tocl_ir_op_info {
+    const char *name;
+    int arity;
+    tocl_ir_sig sig;
+    const char *f_float;
+    const char *f_int;
+    const char *f_bool;
+} tocl_ir_op_info;
+
+/* Row of op, or NULL if op is out of range. */
+const tocl_ir_op_info *tocl_ir_op_info_get(tocl_ir_op op);
+/* The formula for op applied in dtype `cls` (NULL if undefined). */
+const char *tocl_ir_op_formula(tocl_ir_op op, tocl_dtype cls);
+
+/* Exact structural equality (only the fields that rendering reads). */
+int tocl_ir_equal(const tocl_ir_graph *a, const tocl_ir_graph *b);
+/* 1 if any node, operand or scalar of g uses float64. */
+int tocl_ir_uses_f64(const tocl_ir_graph *g);
+
+#endif

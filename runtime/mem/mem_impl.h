@@ -1,0 +1,85 @@
+/* mem_impl.h - the caching allocator's data structures, shared by the files
+ * of runtime/mem/ only (segment table, pools, statistics).
+ *
+ * Everything here is guarded by tocl_mem_lock: one mutex for the whole
+ * allocator keeps the invariants simple, and every critical section is short
+ * (no host waits, except when an allocation would otherwise run out of memory). */
+#ifndef TOCL_MEM_IMPL_H
+#define TOCL_MEM_IMPL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+#define MEM_ALIGN ((size_t)512)                  /* block size and address granule */
+#define MEM_SMALL_MAX ((size_t)1 << 20)          /* requests up to 1 MiB use the small pool */
+#define MEM_SMALL_SEGMENT ((size_t)2 << 20)      /* small pool segments are 2 MiB */
+#define MEM_LARGE_SEGMENT ((size_t)20 << 20)     /* ... large pool ones at least 20 MiB */
+#define MEM_LARGE_SHARED_MAX ((size_t)10 << 20)  /* requests below this share a 20 MiB segment */
+#define MEM_ADDR_GRANULE ((uint64_t)2 << 20)     /* segments start 2 MiB aligned in address space */
+
+typedef struct mem_segment mem_segment;
+
+typedef struct mem_block {
+    tocl_addr addr;
+    size_t size;            /* multiple of MEM_ALIGN */
+    size_t requested;       /* bytes the caller asked for, while allocated */
+    mem_segment *seg;
+    int stream;             /* stream it was allocated on; reused only there */
+    int allocated;          /* handed out to a caller */
+    int pending;            /* freed, waiting for events of other streams */
+    uint32_t used_streams;  /* bit s: recorded as used on stream s (tocl_mem_record_stream) */
+    cl_event *events;       /* markers enqueued at free on each used stream */
+    int nevents;
+} mem_block;
+
+struct mem_segment {
+    tocl_addr base;         /* first address; the range never overlaps another segment's */
+    size_t size;            /* bytes of the cl_mem */
+    cl_mem buf;
+    int dev;
+    int large;              /* pool: 0 small, 1 large */
+    mem_block **blocks;     /* sorted by address, tiling [base, base + size) */
+    int nblocks, cap;
+};
+
+typedef struct mem_freelist {
+    mem_block **v;          /* sorted by (stream, size, addr): best fit is a lower bound */
+    int n, cap;
+} mem_freelist;
+
+typedef struct mem_dev {
+    mem_freelist free[2];   /* [0] small pool, [1] large pool */
+    mem_block **pending;    /* freed blocks waiting for other streams */
+    int npending, cap_pending;
+    tocl_mem_stats st;      /* st.limit_bytes is filled in on read */
+    uint64_t limit_override;/* tocl_mem_set_limit; 0: default */
+} mem_dev;
+
+extern pthread_mutex_t tocl_mem_lock;
+
+/* segment.c: synthetic addresses and the table of live segments. */
+tocl_addr mem_addr_reserve(size_t bytes);
+tocl_status mem_seg_add(mem_segment *seg);
+void mem_seg_remove(mem_segment *seg);
+mem_segment **mem_seg_all(int *n);               /* sorted by base address */
+mem_block *mem_block_find(tocl_addr addr);       /* block containing addr, any state */
+int mem_block_index(const mem_segment *seg, const mem_block *b);
+tocl_status mem_block_insert(mem_segment *seg, int index, mem_block *b);
+void mem_block_remove(mem_segment *seg, int index);
+/* Resolve [addr, addr + nbytes) inside one live block; TOCL_E_INVALID naming
+ * the address and sizes otherwise. `what` names the argument ("destination"). */
+tocl_status mem_resolve_range(tocl_addr addr, size_t nbytes, const char *what, int *dev, cl_mem *buf,
+                              size_t *offset);
+
+/* stats.c: per-device state, limits, human-readable sizes. */
+tocl_status mem_dev_get(int dev, mem_dev **out); /* checks dev, creates the state on first use */
+uint64_t mem_limit(int dev);                     /* caller holds tocl_mem_lock */
+void mem_format_bytes(char *buf, size_t cap, uint64_t n);
+
+/* alloc.c: used by stats.c's tocl_mem_empty_cache. */
+void mem_release_free_segments(int dev);
+void mem_process_pending(int dev, int wait);
+
+#endif

@@ -1,0 +1,284 @@
+/* elementwise.c - tocl_ew_run: checks operands, collapses dimensions, finds
+ * or builds the rendered kernel for (device, graph, rank) and enqueues it. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fusion/ir_internal.h"
+#include "ops/ops_internal.h"
+
+#define MAX_OPERANDS (TOCL_IR_MAX_OUTPUTS + TOCL_IR_MAX_INPUTS)
+#define RENDER_CAP (256 * 1024) /* 128 nodes at rank 16 need well under this */
+#define CACHE_BUCKETS 256
+
+/* One rendered kernel. Entries live for the process, so a pointer found
+ * under cache_lock stays valid after it is released. */
+typedef struct ew_entry {
+    struct ew_entry *next;
+    int dev, rank;
+    uint64_t hash;
+    tocl_ir_graph graph; /* compared in full: a hash collision must not run the wrong kernel */
+    cl_kernel kernel;
+    size_t local;
+    pthread_mutex_t lock; /* clSetKernelArg + enqueue must not interleave between threads */
+} ew_entry;
+
+static ew_entry *cache[CACHE_BUCKETS];
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint_least64_t stat_launches, stat_created;
+
+void tocl_ew_stats_get(tocl_ew_stats *out) {
+    if (!out)
+        return;
+    out->launches = atomic_load(&stat_launches);
+    out->kernels_created = atomic_load(&stat_created);
+}
+
+static ew_entry *cache_find(int dev, int rank, uint64_t h, const tocl_ir_graph *g) {
+    for (ew_entry *e = cache[h % CACHE_BUCKETS]; e; e = e->next)
+        if (e->dev == dev && e->rank == rank && e->hash == h && tocl_ir_equal(&e->graph, g))
+            return e;
+    return NULL;
+}
+
+/* Bytes of kernel arguments, to refuse graphs the device cannot take
+ * (CL_DEVICE_MAX_PARAMETER_SIZE is only 1024 on many devices). */
+static size_t arg_bytes(const tocl_ir_graph *g, int rank) {
+    size_t n = 8 + (size_t)(g->n_outputs + g->n_inputs) * (sizeof(cl_mem) + 8);
+    for (int k = 0; k < g->n_scalars; k++)
+        n += tocl_dtype_size(g->scalar_dtypes[k]);
+    return n + (size_t)rank * 8 * (1 + (size_t)(g->n_outputs + g->n_inputs));
+}
+
+/* Render and build outside the cache lock (a build can take 0.6 s), then
+ * insert unless another thread won the race. */
+static tocl_status cache_get(int dev, int rank, const tocl_ir_graph *g, ew_entry **out) {
+    uint64_t h = tocl_ir_hash(g, rank);
+    pthread_mutex_lock(&cache_lock);
+    ew_entry *e = cache_find(dev, rank, h, g);
+    pthread_mutex_unlock(&cache_lock);
+    if (e) {
+        *out = e;
+        return TOCL_OK;
+    }
+    cl_ulong max_param = 1024;
+    clGetDeviceInfo(tocl_dev_id(dev), CL_DEVICE_MAX_PARAMETER_SIZE, sizeof max_param, &max_param, NULL);
+    if (arg_bytes(g, rank) > max_param)
+        return tocl_fail(TOCL_E_UNSUPPORTED, "elementwise kernel with %d operands at rank %d needs %zu bytes of "
+                         "kernel arguments; device %d allows %llu. Fuse fewer operands into one graph",
+                         g->n_outputs + g->n_inputs, rank, arg_bytes(g, rank), dev, (unsigned long long)max_param);
+    char *src = malloc(RENDER_CAP);
+    e = calloc(1, sizeof *e);
+    if (!src || !e) {
+        free(src);
+        free(e);
+        return tocl_fail(TOCL_E_OOM, "out of host memory rendering an elementwise kernel");
+    }
+    tocl_status s = tocl_ir_render(g, rank, src, RENDER_CAP);
+    /* IEEE division, as PyTorch computes on the CPU and on CUDA. */
+    if (s == TOCL_OK)
+        s = tocl_kernel_create(dev, src, "-cl-fp32-correctly-rounded-divide-sqrt", "tocl_ew", &e->kernel);
+    free(src);
+    if (s != TOCL_OK) {
+        free(e);
+        tocl_error_context("building the elementwise kernel for a %d-node graph at rank %d on device %d",
+                           g->n_nodes, rank, dev);
+        return s;
+    }
+    e->dev = dev;
+    e->rank = rank;
+    e->hash = h;
+    e->graph = *g;
+    e->local = tocl_ops_local_size(dev, e->kernel);
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_lock(&cache_lock);
+    ew_entry *won = cache_find(dev, rank, h, g);
+    if (won) {
+        pthread_mutex_unlock(&cache_lock);
+        clReleaseKernel(e->kernel);
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+        *out = won;
+        return TOCL_OK;
+    }
+    e->next = cache[h % CACHE_BUCKETS];
+    cache[h % CACHE_BUCKETS] = e;
+    atomic_fetch_add(&stat_created, 1);
+    pthread_mutex_unlock(&cache_lock);
+    *out = e;
+    return TOCL_OK;
+}
+
+/* Iteration space after collapsing: sizes outermost first, strides per
+ * operand (outputs first, then inputs). */
+typedef struct {
+    int rank, nops;
+    int64_t sizes[TOCL_TENSOR_MAX_DIMS];
+    int64_t strides[MAX_OPERANDS][TOCL_TENSOR_MAX_DIMS];
+} iter_space;
+
+/* >0 if dim a (now outer of b) should move inside b: the first operand that
+ * is not broadcast in either dim decides, as in PyTorch's TensorIterator. */
+static int should_swap(const iter_space *it, const int64_t *const *st, int a, int b) {
+    for (int k = 0; k < it->nops; k++) {
+        int64_t sa = st[k][a], sb = st[k][b];
+        if (sa == 0 || sb == 0)
+            continue;
+        return sa < sb ? 1 : (sa > sb ? -1 : 0);
+    }
+    return 0;
+}
+
+/* Drop size-1 dims, order dims by stride (so operands that are dense in the
+ * same permuted order become contiguous), then merge neighbours where every
+ * operand satisfies stride[outer] == stride[inner] * size[inner]. */
+static void collapse(iter_space *it, const tocl_tensor *const *ops, int nops) {
+    const int64_t *st[MAX_OPERANDS];
+    int perm[TOCL_TENSOR_MAX_DIMS], n = 0;
+    it->nops = nops;
+    for (int k = 0; k < nops; k++)
+        st[k] = ops[k]->strides;
+    for (int d = 0; d < ops[0]->ndim; d++)
+        if (ops[0]->sizes[d] != 1)
+            perm[n++] = d;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0; j--) {
+            int c = should_swap(it, st, perm[j - 1], perm[j]);
+            if (c < 0)
+                break;
+            if (c > 0) {
+                int tmp = perm[j - 1];
+                perm[j - 1] = perm[j];
+                perm[j] = tmp;
+            }
+        }
+    it->rank = 0;
+    for (int i = 0; i < n; i++) {
+        int d = perm[i], r = it->rank;
+        int merge = r > 0;
+        for (int k = 0; k < nops && merge; k++)
+            merge = it->strides[k][r - 1] == st[k][d] * ops[0]->sizes[d];
+        if (merge) {
+            it->sizes[r - 1] *= ops[0]->sizes[d];
+            for (int k = 0; k < nops; k++)
+                it->strides[k][r - 1] = st[k][d];
+        } else {
+            it->sizes[r] = ops[0]->sizes[d];
+            for (int k = 0; k < nops; k++)
+                it->strides[k][r] = st[k][d];
+            it->rank++;
+        }
+    }
+}
+
+static tocl_status check_operands(int dev, const tocl_ir_graph *g, const tocl_tensor *outputs,
+                                  const tocl_tensor *inputs, const tocl_scalar *scalars) {
+    TOCL_TRY(tocl_device_check(dev));
+    TOCL_TRY(tocl_ir_validate(g));
+    if (!outputs || (g->n_inputs && !inputs) || (g->n_scalars && !scalars))
+        return tocl_fail(TOCL_E_INVALID, "tocl_ew_run: operand arrays must not be NULL");
+    if (tocl_ir_uses_f64(g) && !tocl_dev_props(dev)->has_fp64)
+        return tocl_fail(TOCL_E_UNSUPPORTED, "float64 is not supported on device %d (%s): it lacks cl_khr_fp64; "
+                         "use float32 on this device", dev, tocl_dev_props(dev)->name);
+    for (int k = 0; k < g->n_outputs + g->n_inputs; k++) {
+        int is_out = k < g->n_outputs;
+        const tocl_tensor *t = is_out ? &outputs[k] : &inputs[k - g->n_outputs];
+        int idx = is_out ? k : k - g->n_outputs;
+        const char *what = is_out ? "output" : "input";
+        TOCL_TRY(tocl_ops_check_tensor(t, what));
+        tocl_dtype want = is_out ? g->output_dtypes[idx] : g->input_dtypes[idx];
+        if (t->dtype != want)
+            return tocl_fail(TOCL_E_INVALID, "%s %d has dtype %s but the graph expects %s", what, idx,
+                             tocl_dtype_name(t->dtype), tocl_dtype_name(want));
+        if (t->ndim != outputs[0].ndim)
+            return tocl_fail(TOCL_E_INVALID, "%s %d has %d dims but output 0 has %d: expand inputs to the "
+                             "iteration shape (stride 0) first", what, idx, t->ndim, outputs[0].ndim);
+        for (int d = 0; d < t->ndim; d++) {
+            if (t->sizes[d] != outputs[0].sizes[d])
+                return tocl_fail(TOCL_E_INVALID, "%s %d has size %lld in dim %d but output 0 has %lld", what, idx,
+                                 (long long)t->sizes[d], d, (long long)outputs[0].sizes[d]);
+            if (is_out && t->strides[d] == 0 && t->sizes[d] > 1)
+                return tocl_fail(TOCL_E_INVALID, "output %d has stride 0 in dim %d of size %lld: several elements "
+                                 "would be written to one location", idx, d, (long long)t->sizes[d]);
+        }
+    }
+    return TOCL_OK;
+}
+
+tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_tensor *outputs,
+                        const tocl_tensor *inputs, const tocl_scalar *scalars) {
+    TOCL_TRY(check_operands(dev, g, outputs, inputs, scalars));
+    int64_t numel = tocl_ops_numel(&outputs[0]);
+    if (numel == 0)
+        return TOCL_OK;
+    const tocl_tensor *ops[MAX_OPERANDS];
+    int nops = g->n_outputs + g->n_inputs;
+    for (int k = 0; k < nops; k++)
+        ops[k] = k < g->n_outputs ? &outputs[k] : &inputs[k - g->n_outputs];
+    static _Thread_local iter_space it; /* ~3 KB, kept off the stack */
+    collapse(&it, ops, nops);
+    int contiguous = it.rank == 0 || (it.rank == 1);
+    for (int k = 0; k < nops && it.rank == 1; k++)
+        contiguous = contiguous && it.strides[k][0] == 1;
+    int rank = contiguous ? 0 : it.rank;
+    if (rank > TOCL_MAX_DIMS)
+        return tocl_fail(TOCL_E_UNSUPPORTED, "elementwise op over %d dims that cannot be collapsed; at most %d are "
+                         "supported (make an operand contiguous first)", rank, TOCL_MAX_DIMS);
+
+    cl_mem bufs[MAX_OPERANDS];
+    cl_long offs[MAX_OPERANDS];
+    for (int k = 0; k < nops; k++) {
+        int is_out = k < g->n_outputs, mdev = dev;
+        TOCL_TRY(tocl_ops_resolve(dev, ops[k], is_out ? "output" : "input", is_out ? k : k - g->n_outputs, &bufs[k],
+                         &offs[k], &mdev));
+        if (mdev != dev && is_out)
+            return tocl_fail(TOCL_E_INVALID, "output %d lives on device %d, not on device %d that runs the op", k,
+                             mdev, dev);
+        /* An input from another device of the context is read directly,
+         * once the work its device has queued on it is done. */
+        if (mdev != dev)
+            TOCL_TRY(tocl_stream_sync(mdev, tocl_stream_current(mdev)));
+    }
+    cl_command_queue q;
+    TOCL_TRY(tocl_queue_get(dev, stream, &q));
+    ew_entry *e;
+    TOCL_TRY(cache_get(dev, rank, g, &e));
+
+/* Keep the first failure; later calls are skipped. */
+#define SET_ARG(kern, idx, size, ptr)                         \
+    do {                                                      \
+        if (err == CL_SUCCESS)                                \
+            err = clSetKernelArg((kern), (idx), (size), (ptr)); \
+    } while (0)
+    pthread_mutex_lock(&e->lock);
+    cl_kernel kk = e->kernel;
+    cl_uint a = 0;
+    cl_int err = CL_SUCCESS;
+    cl_long n = numel;
+    SET_ARG(kk, a++, sizeof n, &n);
+    for (int k = 0; k < nops; k++) {
+        SET_ARG(kk, a++, sizeof(cl_mem), &bufs[k]);
+        SET_ARG(kk, a++, sizeof(cl_long), &offs[k]);
+    }
+    for (int k = 0; k < g->n_scalars; k++) {
+        unsigned char bits[8];
+        tocl_ops_scalar_bits(scalars[k], g->scalar_dtypes[k], bits);
+        SET_ARG(kk, a++, tocl_dtype_size(g->scalar_dtypes[k]), bits);
+    }
+    for (int d = 0; d < rank; d++)
+        SET_ARG(kk, a++, sizeof(cl_long), &it.sizes[d]);
+    for (int k = 0; k < nops; k++)
+        for (int d = 0; d < rank; d++)
+            SET_ARG(kk, a++, sizeof(cl_long), &it.strides[k][d]);
+    size_t local = e->local;
+    size_t global = ((size_t)numel + local - 1) / local * local;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(q, kk, 1, NULL, &global, &local, 0, NULL, NULL);
+    pthread_mutex_unlock(&e->lock);
+    if (err != CL_SUCCESS)
+        return tocl_fail(TOCL_E_OPENCL, "launching elementwise kernel (%d nodes, rank %d, %lld elements) on device "
+                         "%d: %s (%d)", g->n_nodes, rank, (long long)numel, dev, tocl_cl_error_name(err), (int)err);
+    atomic_fetch_add(&stat_launches, 1);
+    return TOCL_OK;
+}

@@ -1,0 +1,176 @@
+/* build.c - compile OpenCL programs for one device, and turn failures into readable messages. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "program/program_internal.h"
+
+#define LOG_KEEP 8192     /* the first errors matter; later ones are usually fallout */
+#define SOURCE_LINES 12   /* enough to recognise which kernel family failed */
+#define SOURCE_LINE_MAX 160
+#define MAX_DEVICES 64   /* devices in one context; real platforms have a handful */
+
+double tocl_program_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The build log of `prog` on `id` (malloc'd, trailing whitespace trimmed),
+ * or NULL if the driver has none. */
+static char *build_log(cl_program prog, cl_device_id id) {
+    size_t n = 0;
+    if (clGetProgramBuildInfo(prog, id, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) != CL_SUCCESS || n == 0)
+        return NULL;
+    char *log = malloc(n + 1);
+    if (!log)
+        return NULL;
+    if (clGetProgramBuildInfo(prog, id, CL_PROGRAM_BUILD_LOG, n, log, NULL) != CL_SUCCESS) {
+        free(log);
+        return NULL;
+    }
+    log[n] = '\0';
+    size_t len = strlen(log);
+    while (len && (log[len - 1] == '\n' || log[len - 1] == ' ' || log[len - 1] == '\r'))
+        log[--len] = '\0';
+    return log;
+}
+
+/* Append printf-style to a fixed buffer, silently stopping when full. */
+static void append(char *buf, size_t cap, size_t *used, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static void append(char *buf, size_t cap, size_t *used, const char *fmt, ...) {
+    if (*used + 1 >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, cap - *used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used = *used + (size_t)n < cap ? *used + (size_t)n : cap - 1;
+}
+
+/* "OpenCL program build failed on <device>:\n<log>" then the options and the
+ * first lines of the source, so the reader can tell which kernel it was. */
+static tocl_status build_failure(cl_program prog, int dev, cl_int err, const char *source,
+                                 const char *options) {
+    const char *devname = tocl_dev_props(dev)->name;
+    char *log = build_log(prog, tocl_dev_id(dev));
+    size_t cap = LOG_KEEP + 4096, used = 0;
+    char *msg = malloc(cap);
+    if (!msg) {
+        free(log);
+        return tocl_fail(TOCL_E_BUILD, "OpenCL program build failed on %s (%s)", devname,
+                         tocl_cl_error_name(err));
+    }
+    msg[0] = '\0';
+    if (err == CL_BUILD_PROGRAM_FAILURE)
+        append(msg, cap, &used, "OpenCL program build failed on %s:\n", devname);
+    else
+        append(msg, cap, &used, "OpenCL program build failed on %s: clBuildProgram returned %s (%d)\n",
+               devname, tocl_cl_error_name(err), (int)err);
+    size_t loglen = log ? strlen(log) : 0;
+    if (loglen > LOG_KEEP)
+        append(msg, cap, &used, "%.*s\n... (build log truncated: %zu of %zu bytes shown)\n", LOG_KEEP,
+               log, (size_t)LOG_KEEP, loglen);
+    else
+        append(msg, cap, &used, "%s\n", loglen ? log : "(the driver gave no build log)");
+    append(msg, cap, &used, "build options: \"%s\"\nsource begins:\n", options);
+    const char *line = source;
+    for (int i = 1; i <= SOURCE_LINES && *line; i++) {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        append(msg, cap, &used, "%4d| %.*s%s\n", i, (int)(n < SOURCE_LINE_MAX ? n : SOURCE_LINE_MAX), line,
+               n > SOURCE_LINE_MAX ? " ..." : "");
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    while (used && msg[used - 1] == '\n')
+        msg[--used] = '\0';
+    tocl_status s = err == CL_INVALID_BUILD_OPTIONS ? TOCL_E_INVALID : TOCL_E_BUILD;
+    tocl_fail(s, "%s", msg);
+    free(msg);
+    free(log);
+    return s;
+}
+
+tocl_status tocl_build_from_source(int dev, const char *source, const char *options, cl_program *out) {
+    cl_device_id id = tocl_dev_id(dev);
+    size_t len = strlen(source);
+    cl_int err = CL_SUCCESS;
+    cl_program prog = clCreateProgramWithSource(tocl_dev_context(dev), 1, &source, &len, &err);
+    TOCL_CL_TRY(err, "clCreateProgramWithSource");
+    /* One device only: its context may hold more, and each is built (and
+     * cached) separately so they never wait on each other's compiles. */
+    err = clBuildProgram(prog, 1, &id, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        tocl_status s = build_failure(prog, dev, err, source, options);
+        clReleaseProgram(prog);
+        return s;
+    }
+    *out = prog;
+    return TOCL_OK;
+}
+
+tocl_status tocl_build_from_binary(int dev, const unsigned char *bin, size_t len, const char *options,
+                                   cl_program *out) {
+    cl_device_id id = tocl_dev_id(dev);
+    cl_int err = CL_SUCCESS, bin_status = CL_SUCCESS;
+    cl_program prog = clCreateProgramWithBinary(tocl_dev_context(dev), 1, &id, &len, &bin, &bin_status, &err);
+    if (err == CL_SUCCESS && bin_status != CL_SUCCESS)
+        err = bin_status;
+    if (err != CL_SUCCESS) {
+        if (prog)
+            clReleaseProgram(prog);
+        return tocl_fail(TOCL_E_OPENCL, "clCreateProgramWithBinary refused the cached binary: %s (%d)",
+                         tocl_cl_error_name(err), (int)err);
+    }
+    /* Same options as the source build: some drivers re-link at this step. */
+    err = clBuildProgram(prog, 1, &id, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        clReleaseProgram(prog);
+        return tocl_fail(TOCL_E_OPENCL, "clBuildProgram of the cached binary failed: %s (%d)",
+                         tocl_cl_error_name(err), (int)err);
+    }
+    *out = prog;
+    return TOCL_OK;
+}
+
+tocl_status tocl_program_binary(cl_program prog, cl_device_id id, unsigned char **bin, size_t *len) {
+    /* A program made from source belongs to every device of the context, so
+     * the size and pointer arrays have one slot per device; only ours is read. */
+    cl_uint ndev = 0;
+    TOCL_CL_TRY(clGetProgramInfo(prog, CL_PROGRAM_NUM_DEVICES, sizeof ndev, &ndev, NULL),
+                "clGetProgramInfo(CL_PROGRAM_NUM_DEVICES)");
+    if (ndev == 0 || ndev > MAX_DEVICES)
+        return tocl_fail(TOCL_E_INTERNAL, "program reports %u devices", (unsigned)ndev);
+    cl_device_id devs[MAX_DEVICES];
+    size_t sizes[MAX_DEVICES];
+    unsigned char *ptrs[MAX_DEVICES] = {0};
+    TOCL_CL_TRY(clGetProgramInfo(prog, CL_PROGRAM_DEVICES, ndev * sizeof devs[0], devs, NULL),
+                "clGetProgramInfo(CL_PROGRAM_DEVICES)");
+    TOCL_CL_TRY(clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, ndev * sizeof sizes[0], sizes, NULL),
+                "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)");
+    cl_uint i = 0;
+    while (i < ndev && devs[i] != id)
+        i++;
+    if (i == ndev || sizes[i] == 0)
+        return tocl_fail(TOCL_E_OPENCL, "the driver offers no binary for this program");
+    ptrs[i] = malloc(sizes[i]);
+    if (!ptrs[i])
+        return tocl_fail(TOCL_E_OOM, "out of host memory for a %zu-byte program binary", sizes[i]);
+    cl_int err = clGetProgramInfo(prog, CL_PROGRAM_BINARIES, ndev * sizeof ptrs[0], ptrs, NULL);
+    if (err != CL_SUCCESS) {
+        free(ptrs[i]);
+        TOCL_CL_TRY(err, "clGetProgramInfo(CL_PROGRAM_BINARIES)");
+    }
+    *bin = ptrs[i];
+    *len = sizes[i];
+    return TOCL_OK;
+}

@@ -1,0 +1,250 @@
+/* cache.c - the in-memory program table, lookup order (memory, disk, build), stats and kernels. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "program/program_internal.h"
+
+/* One entry per (device index, key). Devices are separate even when their
+ * names match: a cl_program is built for one device. An entry with prog ==
+ * NULL is being built by some thread; others wait for it instead of
+ * compiling the same program again, and the global lock is never held
+ * during a build (hundreds of ms) so unrelated lookups stay fast. */
+typedef struct entry {
+    struct entry *next;
+    int dev;
+    tocl_program_key key;
+    cl_program prog;
+} entry;
+
+#define NBUCKETS 1024 /* programs number in the hundreds; chains stay short */
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_built = PTHREAD_COND_INITIALIZER;
+static entry *g_table[NBUCKETS];
+static tocl_program_stats g_stats;
+
+static entry **bucket(int dev, tocl_program_key key) {
+    return &g_table[(key.lo ^ (uint64_t)(unsigned)dev * 0x9E3779B97F4A7C15ULL) & (NBUCKETS - 1)];
+}
+
+static entry *find(int dev, tocl_program_key key) {
+    for (entry *e = *bucket(dev, key); e; e = e->next)
+        if (e->dev == dev && e->key.lo == key.lo && e->key.hi == key.hi)
+            return e;
+    return NULL;
+}
+
+static void unlink_entry(entry *target) {
+    for (entry **p = bucket(target->dev, target->key); *p; p = &(*p)->next)
+        if (*p == target) {
+            *p = target->next;
+            return;
+        }
+}
+
+static void log_line(const char *fmt, const char *hex, const char *devname, double seconds) {
+    if (tocl_env_flag("TORCH_OCL_LOG_BUILDS")) {
+        fprintf(stderr, "torch_ocl: ");
+        fprintf(stderr, fmt, hex, devname, seconds);
+        fputc('\n', stderr);
+    }
+}
+
+/* Disk, then source. Runs without the lock; only the counters take it. */
+static tocl_status load_or_build(int dev, tocl_program_key key, const char *source, const char *opts,
+                                 cl_program *out) {
+    const char *devname = tocl_dev_props(dev)->name;
+    char dir[4096], hex[TOCL_PROGRAM_KEY_HEX], why[512];
+    tocl_program_key_hex(key, hex);
+    int disk = tocl_disk_dir(dir, sizeof dir) == 0;
+    if (disk) {
+        unsigned char *bin = NULL;
+        size_t len = 0;
+        double t0 = tocl_program_now();
+        tocl_disk_result r = tocl_disk_load(dir, key, &bin, &len, why, sizeof why);
+        if (r == TOCL_DISK_HIT) {
+            tocl_status s = tocl_build_from_binary(dev, bin, len, opts, out);
+            free(bin);
+            if (s == TOCL_OK) {
+                pthread_mutex_lock(&g_lock);
+                g_stats.disk_hits++;
+                pthread_mutex_unlock(&g_lock);
+                log_line("loaded program %s for %s from the disk cache in %.4f s", hex, devname,
+                         tocl_program_now() - t0);
+                return TOCL_OK;
+            }
+            /* Valid on paper but the driver says no (e.g. a driver update
+             * that kept its version string): same treatment as corruption. */
+            snprintf(why, sizeof why, "%s", tocl_last_error());
+            tocl_disk_remove(dir, key);
+            r = TOCL_DISK_REJECT;
+        }
+        if (r == TOCL_DISK_REJECT) {
+            pthread_mutex_lock(&g_lock);
+            g_stats.disk_rejects++;
+            pthread_mutex_unlock(&g_lock);
+            /* Always said: rare, and a planted or damaged file is worth knowing about. */
+            fprintf(stderr, "torch_ocl: rejected program cache file %s/%s.bin (%s); rebuilding it\n", dir,
+                    hex, why);
+        }
+    }
+    double t0 = tocl_program_now();
+    TOCL_TRY(tocl_build_from_source(dev, source, opts, out));
+    double dt = tocl_program_now() - t0;
+    pthread_mutex_lock(&g_lock);
+    g_stats.builds++;
+    g_stats.build_seconds += dt;
+    pthread_mutex_unlock(&g_lock);
+    log_line("built program %s for %s in %.2f s", hex, devname, dt);
+    if (!disk)
+        return TOCL_OK;
+    /* Failures are never cached on disk (we only get here after a
+     * successful build), and a failed write costs only a future rebuild. */
+    unsigned char *bin = NULL;
+    size_t len = 0;
+    if (tocl_program_binary(*out, tocl_dev_id(dev), &bin, &len) != TOCL_OK) {
+        snprintf(why, sizeof why, "%s", tocl_last_error());
+    } else if (tocl_disk_store(dir, key, bin, len, why, sizeof why) == 0) {
+        pthread_mutex_lock(&g_lock);
+        g_stats.disk_writes++;
+        pthread_mutex_unlock(&g_lock);
+        free(bin);
+        return TOCL_OK;
+    }
+    free(bin);
+    if (tocl_env_flag("TORCH_OCL_LOG_BUILDS"))
+        fprintf(stderr, "torch_ocl: could not cache program %s on disk: %s\n", hex, why);
+    return TOCL_OK;
+}
+
+/* The returned program is owned by the cache (callers do not release it)
+ * and stays valid until tocl_program_cache_drop_memory(); kernels made from
+ * it hold their own reference and outlive a drop. */
+tocl_status tocl_program_get(int dev, const char *source, const char *options, cl_program *out) {
+    if (!source || !out)
+        return tocl_fail(TOCL_E_INVALID, "tocl_program_get: source and out must not be NULL");
+    TOCL_TRY(tocl_device_check(dev));
+    const char *opts = options ? options : "";
+    tocl_program_key key = tocl_program_key_make(source, opts, tocl_dev_props(dev));
+
+    pthread_mutex_lock(&g_lock);
+    entry *e;
+    for (;;) {
+        e = find(dev, key);
+        if (!e)
+            break;
+        if (e->prog) {
+            g_stats.memory_hits++;
+            *out = e->prog;
+            pthread_mutex_unlock(&g_lock);
+            return TOCL_OK;
+        }
+        /* Another thread is building it. If that build fails its entry is
+         * removed and this thread builds again, so it gets the error message
+         * on its own thread (messages are thread-local). */
+        pthread_cond_wait(&g_built, &g_lock);
+    }
+    e = calloc(1, sizeof *e);
+    if (!e) {
+        pthread_mutex_unlock(&g_lock);
+        return tocl_fail(TOCL_E_OOM, "out of host memory for a program cache entry");
+    }
+    e->dev = dev;
+    e->key = key;
+    entry **b = bucket(dev, key);
+    e->next = *b;
+    *b = e;
+    pthread_mutex_unlock(&g_lock);
+
+    cl_program prog = NULL;
+    tocl_status s = load_or_build(dev, key, source, opts, &prog);
+
+    pthread_mutex_lock(&g_lock);
+    if (s == TOCL_OK) {
+        e->prog = prog;
+        *out = prog;
+    } else {
+        unlink_entry(e);
+        free(e);
+    }
+    pthread_cond_broadcast(&g_built);
+    pthread_mutex_unlock(&g_lock);
+    return s;
+}
+
+/* CL_PROGRAM_KERNEL_NAMES ("a;b;c") for an error message, or "?" if unknown. */
+static void kernel_names(cl_program prog, char *buf, size_t cap) {
+    if (clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, cap, buf, NULL) != CL_SUCCESS)
+        snprintf(buf, cap, "?");
+    buf[cap - 1] = '\0';
+}
+
+tocl_status tocl_kernel_create(int dev, const char *source, const char *options, const char *name,
+                               cl_kernel *out) {
+    if (!name || !out)
+        return tocl_fail(TOCL_E_INVALID, "tocl_kernel_create: name and out must not be NULL");
+    cl_program prog;
+    TOCL_TRY(tocl_program_get(dev, source, options, &prog));
+    cl_int err = CL_SUCCESS;
+    cl_kernel k = clCreateKernel(prog, name, &err);
+    if (err == CL_INVALID_KERNEL_NAME) {
+        char names[1024];
+        kernel_names(prog, names, sizeof names);
+        return tocl_fail(TOCL_E_INVALID, "no kernel named \"%s\" in the program (its kernels: %s)", name,
+                         names);
+    }
+    TOCL_CL_TRY(err, "clCreateKernel");
+    *out = k;
+    return TOCL_OK;
+}
+
+tocl_status tocl_program_prepare(int dev, const char *source, const char *options, const char *kernel_name) {
+    cl_kernel k;
+    TOCL_TRY(tocl_kernel_create(dev, source, options, kernel_name, &k));
+    clReleaseKernel(k);
+    return TOCL_OK;
+}
+
+tocl_status tocl_program_stats_get(tocl_program_stats *out) {
+    if (!out)
+        return tocl_fail(TOCL_E_INVALID, "tocl_program_stats_get: out must not be NULL");
+    pthread_mutex_lock(&g_lock);
+    *out = g_stats;
+    pthread_mutex_unlock(&g_lock);
+    return TOCL_OK;
+}
+
+void tocl_program_stats_reset(void) {
+    pthread_mutex_lock(&g_lock);
+    memset(&g_stats, 0, sizeof g_stats);
+    pthread_mutex_unlock(&g_lock);
+}
+
+void tocl_program_cache_drop_memory(void) {
+    /* Detach built entries under the lock, release them outside it.
+     * Entries still being built belong to their builders and stay. */
+    entry *dropped = NULL;
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < NBUCKETS; i++) {
+        entry **p = &g_table[i];
+        while (*p) {
+            entry *e = *p;
+            if (e->prog) {
+                *p = e->next;
+                e->next = dropped;
+                dropped = e;
+            } else {
+                p = &e->next;
+            }
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    while (dropped) {
+        entry *next = dropped->next;
+        clReleaseProgram(dropped->prog);
+        free(dropped);
+        dropped = next;
+    }
+}

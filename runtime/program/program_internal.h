@@ -1,0 +1,46 @@
+/* program_internal.h - private: what the program cache's files share (build, disk, memory). */
+#ifndef TOCL_PROGRAM_INTERNAL_H
+#define TOCL_PROGRAM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "program/program_hash.h"
+
+/* build.c: compile for one device in that device's context. On failure the
+ * thread's message holds the build log and the first lines of the source. */
+tocl_status tocl_build_from_source(int dev, const char *source, const char *options, cl_program *out);
+/* Returns TOCL_OK or a failure status with a message; never leaves a program
+ * behind on failure. A binary the driver refuses is a disk reject, not an error. */
+tocl_status tocl_build_from_binary(int dev, const unsigned char *bin, size_t len, const char *options,
+                                   cl_program *out);
+/* The program's binary for device `id` (malloc'd; caller frees). */
+tocl_status tocl_program_binary(cl_program prog, cl_device_id id, unsigned char **bin, size_t *len);
+
+/* disk_cache.c. The directory is resolved on every disk access (misses are
+ * rare) so that tests and users can change TORCH_OCL_CACHE_DIR at run time.
+ * Returns 0 with `dir` filled if the disk cache may be used. */
+int tocl_disk_dir(char *dir, size_t cap);
+
+typedef enum tocl_disk_result {
+    TOCL_DISK_MISS = 0, /* no file */
+    TOCL_DISK_HIT = 1,  /* *bin holds a validated payload */
+    TOCL_DISK_REJECT = 2 /* a file existed but failed validation; it was removed */
+} tocl_disk_result;
+
+/* Read and validate <dir>/<key>.bin; `why` (if not NULL) names the reason
+ * for a reject. The payload still has to pass the driver's own check. */
+tocl_disk_result tocl_disk_load(const char *dir, tocl_program_key key, unsigned char **bin,
+                                size_t *len, char *why, size_t why_cap);
+/* Write atomically (temp file + rename). Returns 0 on success; a failure is
+ * only logged by the caller, never fatal: the program is already built. */
+int tocl_disk_store(const char *dir, tocl_program_key key, const unsigned char *bin, size_t len,
+                    char *why, size_t why_cap);
+/* Remove <dir>/<key>.bin (after the driver refused its payload). */
+void tocl_disk_remove(const char *dir, tocl_program_key key);
+
+/* Seconds on a monotonic clock. */
+double tocl_program_now(void);
+
+#endif
