@@ -17,6 +17,7 @@ SOURCES := $(shell find include runtime kernels adapter python cmake -type f -no
            CMakeLists.txt pyproject.toml
 C_BUILD := build/c
 # Two PoCL devices so multi-device paths are tested on one CPU.
+export CCACHE_BASEDIR := $(CURDIR)
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
 .PHONY: demo test setup install ctest pytest sanitize conformance clean

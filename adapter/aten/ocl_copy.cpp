@@ -2,6 +2,7 @@
 // conversion, broadcasting and strided layouts are done on the device by the
 // elementwise engine; the host only moves contiguous bytes.
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -74,9 +75,12 @@ void device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_block
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   TORCH_CHECK(self.defined() && dst.defined(), "torch_ocl: copy of an undefined tensor");
   TORCH_CHECK(!self.is_complex() && !dst.is_complex(), "torch_ocl: complex tensors are not supported");
-  if (dst.numel() == 0)
+  if (dst.numel() == 0 || self.is_same(dst))
     return dst;
+  // The same checks, and messages, as copy_ on the CPU.
+  at::assert_no_internal_overlap(dst);
   if (is_ocl(self) && is_ocl(dst)) {
+    at::assert_no_partial_overlap(dst, self);
     device_copy(dst, self);
   } else if (is_ocl(dst)) {
     TORCH_CHECK(self.device().is_cpu(), "torch_ocl: cannot copy from ", self.device(), " to ", dst.device());

@@ -170,6 +170,15 @@ at::Tensor as_strided(const at::Tensor& self, c10::IntArrayRef size, c10::IntArr
   return at::native::as_strided_tensorimpl(self, size, stride, storage_offset);
 }
 
+// Keep the tensor's block from reuse until work queued on `s` is done.
+void record_stream(at::Tensor& self, c10::Stream s) {
+  TORCH_CHECK(s.device() == self.device(), "torch_ocl: record_stream: stream is on ", s.device(),
+              " but the tensor is on ", self.device());
+  void* base = self.storage().data_ptr().get();
+  if (base)
+    TOCL_CHECK(tocl_mem_record_stream(reinterpret_cast<tocl_addr>(base), static_cast<int>(s.id())));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -188,6 +197,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Scalar", fill_scalar);
   m.impl("fill_.Tensor", fill_tensor);
   m.impl("zero_", zero_);
+  m.impl("record_stream", record_stream);
 }
 
 }  // namespace torch_ocl

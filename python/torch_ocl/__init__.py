@@ -39,9 +39,5 @@ def _register():
     )
 
 
-def _autoload():
-    """Entry point called by ``import torch``."""
-    _register()
-
-
 _register()
+_initialized = True

@@ -47,3 +47,8 @@ from .streams import Event, Stream, current_stream, default_stream, set_stream, 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
     """bfloat16 is a storage format computed in float32 on every device."""
     return True
+
+
+def _is_in_bad_fork() -> bool:
+    """torch.manual_seed asks this before seeding the device."""
+    return False

@@ -36,12 +36,11 @@ class Stream(torch.Stream):
         return f"<torch.ocl.Stream device=ocl:{self.device_index} id={self.stream_id}>"
 
 
-class Event(torch.Event):
-    """An ocl event; ``elapsed_time`` uses the device's profiling clock."""
-
-    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
-        return super().__new__(cls, device="ocl", enable_timing=enable_timing, blocking=blocking,
-                               interprocess=interprocess)
+def Event(enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> torch.Event:
+    """An ocl event (a plain torch.Event: torch's C code compares event types
+    exactly, so a subclass would break ``elapsed_time``). Timing uses the
+    device's profiling clock."""
+    return torch.Event(device="ocl", enable_timing=enable_timing, blocking=blocking, interprocess=interprocess)
 
 
 def _wrap(idx: int, sid: int) -> Stream:

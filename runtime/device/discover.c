@@ -126,7 +126,9 @@ static tocl_status no_match(const char *entry, const dev_entry *all, int n) {
  * default order or a case-insensitive part of the device name (selecting
  * every device it matches); the entries' order becomes the device order. */
 static tocl_status select_devices(const char *spec, dev_entry *all, int n, int *order, int *count) {
-    int chosen[DEV_MAX * 4] = {0};
+    char *chosen = calloc((size_t)n + 1, 1); /* device already selected */
+    if (!chosen)
+        return tocl_fail(TOCL_E_INTERNAL, "out of host memory parsing TORCH_OCL_DEVICES");
     int k = 0;
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", spec);
@@ -141,7 +143,7 @@ static tocl_status select_devices(const char *spec, dev_entry *all, int n, int *
         long idx = strtol(tok, &end, 10);
         int is_index = isdigit((unsigned char)*tok) && *end == '\0';
         int matched = 0;
-        for (int i = 0; i < n && i < (int)(sizeof chosen / sizeof chosen[0]); i++) {
+        for (int i = 0; i < n; i++) {
             int hit = is_index ? (i == idx) : contains_nocase(all[i].props.name, tok);
             if (!hit)
                 continue;
@@ -151,9 +153,12 @@ static tocl_status select_devices(const char *spec, dev_entry *all, int n, int *
                 order[k++] = i;
             }
         }
-        if (!matched)
+        if (!matched) {
+            free(chosen);
             return no_match(tok, all, n);
+        }
     }
+    free(chosen);
     *count = k;
     return TOCL_OK;
 }

@@ -11,59 +11,6 @@ _Static_assert(TOCL_MAX_STREAMS <= 32, "mem_block.used_streams is a 32-bit strea
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-/* ---- free lists, ordered by (stream, size, address) ---------------------- */
-
-static int key_less(const mem_block *b, int stream, size_t size, tocl_addr addr) {
-    if (b->stream != stream)
-        return b->stream < stream;
-    if (b->size != size)
-        return b->size < size;
-    return b->addr < addr;
-}
-
-static int fl_lower(const mem_freelist *fl, int stream, size_t size, tocl_addr addr) {
-    int lo = 0, hi = fl->n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (key_less(fl->v[mid], stream, size, addr))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static tocl_status fl_insert(mem_freelist *fl, mem_block *b) {
-    if (fl->n == fl->cap) {
-        int cap = fl->cap ? fl->cap * 2 : 64;
-        mem_block **v = realloc(fl->v, (size_t)cap * sizeof *v);
-        if (!v)
-            return tocl_fail(TOCL_E_INTERNAL, "out of host memory growing a free list");
-        fl->v = v;
-        fl->cap = cap;
-    }
-    int at = fl_lower(fl, b->stream, b->size, b->addr);
-    memmove(&fl->v[at + 1], &fl->v[at], (size_t)(fl->n - at) * sizeof *fl->v);
-    fl->v[at] = b;
-    fl->n++;
-    return TOCL_OK;
-}
-
-static void fl_remove(mem_freelist *fl, mem_block *b) {
-    int at = fl_lower(fl, b->stream, b->size, b->addr);
-    if (at < fl->n && fl->v[at] == b) {
-        memmove(&fl->v[at], &fl->v[at + 1], (size_t)(fl->n - at - 1) * sizeof *fl->v);
-        fl->n--;
-    }
-}
-
-/* Smallest free block of `stream` holding `size` bytes: blocks are reused
- * only on their own stream, whose queue orders the new user after the old. */
-static mem_block *fl_best(const mem_freelist *fl, int stream, size_t size) {
-    int at = fl_lower(fl, stream, size, 0);
-    return at < fl->n && fl->v[at]->stream == stream ? fl->v[at] : NULL;
-}
-
 static int is_free(const mem_block *b) { return !b->allocated && !b->pending; }
 
 /* ---- blocks ---------------------------------------------------------------- */
@@ -79,20 +26,20 @@ static tocl_status free_block(mem_dev *d, mem_block *b) {
     int i = mem_block_index(seg, b);
     if (i + 1 < seg->nblocks && is_free(seg->blocks[i + 1])) {
         mem_block *next = seg->blocks[i + 1];
-        fl_remove(fl, next);
+        mem_fl_remove(fl, next);
         b->size += next->size;
         mem_block_remove(seg, i + 1);
         free(next);
     }
     if (i > 0 && is_free(seg->blocks[i - 1])) {
         mem_block *prev = seg->blocks[i - 1];
-        fl_remove(fl, prev);
+        mem_fl_remove(fl, prev);
         prev->size += b->size;
         mem_block_remove(seg, i);
         free(b);
         b = prev;
     }
-    return fl_insert(fl, b);
+    return mem_fl_insert(fl, b);
 }
 
 /* Cut `size` bytes off the front of b, returning the rest to the pool when it
@@ -114,7 +61,7 @@ static void split(mem_dev *d, mem_block *b, size_t size) {
         return;
     }
     b->size = size;
-    if (fl_insert(&d->free[b->seg->large], r) != TOCL_OK) {
+    if (mem_fl_insert(&d->free[b->seg->large], r) != TOCL_OK) {
         /* Not in the free list yet marked free: found again when a neighbour
          * is freed and coalesces with it, so nothing leaks for good. */
     }
@@ -145,7 +92,7 @@ static tocl_status new_segment(int dev, mem_dev *d, size_t size, int large, int 
     /* A padded segment that would break the limit: try the smallest that fits. */
     size_t minimal = large ? round_up(size, MEM_SMALL_SEGMENT) : seg_size;
     if (d->st.reserved_bytes + seg_size > limit && minimal < seg_size)
-        seg_size = minimal < size ? size : minimal;
+        seg_size = minimal;
     if (d->st.reserved_bytes + seg_size > limit)
         return TOCL_E_OOM;
     cl_int err = CL_SUCCESS;
@@ -198,7 +145,7 @@ void mem_release_free_segments(int dev) {
         mem_segment *seg = segs[i];
         if (seg->dev != dev || seg->nblocks != 1 || !is_free(seg->blocks[0]))
             continue;
-        fl_remove(&d->free[seg->large], seg->blocks[0]);
+        mem_fl_remove(&d->free[seg->large], seg->blocks[0]);
         mem_seg_remove(seg);
         /* OpenCL keeps the buffer alive until queued commands using it finish. */
         clReleaseMemObject(seg->buf);
@@ -289,16 +236,16 @@ tocl_status tocl_mem_alloc(int dev, size_t nbytes, tocl_addr *out) {
 
     pthread_mutex_lock(&tocl_mem_lock);
     mem_process_pending(dev, 0);
-    mem_block *b = fl_best(fl, stream, size);
+    mem_block *b = mem_fl_best(fl, stream, size);
     int hit = b != NULL;
     if (b) {
-        fl_remove(fl, b);
+        mem_fl_remove(fl, b);
     } else if ((s = new_segment(dev, d, size, large, stream, &b, &cl_err)) == TOCL_E_OOM) {
         /* Blocks freed on other streams may only need their markers. */
         if (d->npending) {
             mem_process_pending(dev, 1);
-            if ((b = fl_best(fl, stream, size)) != NULL) {
-                fl_remove(fl, b);
+            if ((b = mem_fl_best(fl, stream, size)) != NULL) {
+                mem_fl_remove(fl, b);
                 hit = 1;
                 s = TOCL_OK;
             }

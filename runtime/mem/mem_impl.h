@@ -73,6 +73,11 @@ void mem_block_remove(mem_segment *seg, int index);
 tocl_status mem_resolve_range(tocl_addr addr, size_t nbytes, const char *what, int *dev, cl_mem *buf,
                               size_t *offset);
 
+/* freelist.c: insert/remove keep the order; remove of an absent block is a no-op. */
+tocl_status mem_fl_insert(mem_freelist *fl, mem_block *b);
+void mem_fl_remove(mem_freelist *fl, mem_block *b);
+mem_block *mem_fl_best(const mem_freelist *fl, int stream, size_t size);
+
 /* stats.c: per-device state, limits, human-readable sizes. */
 tocl_status mem_dev_get(int dev, mem_dev **out); /* checks dev, creates the state on first use */
 uint64_t mem_limit(int dev);                     /* caller holds tocl_mem_lock */

@@ -130,7 +130,7 @@ static tocl_status rng_run(int dev, int stream, const tocl_tensor *dst, int kind
     p.dst_off = off;
     cl_command_queue q;
     TOCL_TRY(tocl_queue_get(dev, stream, &q));
-    rng_entry *e;
+    rng_entry *e = NULL;
     TOCL_TRY(rng_kernel(dev, dst->dtype, kind, &e));
 
     /* Parameters travel in the compute type: double only for float64. */

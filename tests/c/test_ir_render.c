@@ -85,6 +85,11 @@ static void test_goldens(void) {
     int sum = tocl_ir_binary(&g, TOCL_IR_ADD, TOCL_I16, a, b);
     tocl_ir_output(&g, tocl_ir_binary(&g, TOCL_IR_MUL, TOCL_BOOL, sum, sc), TOCL_BOOL);
     check_golden("mixed_casts_bool_rank1", &g, 1);
+
+    /* Rank 3: the outer dims are peeled by div/mod. */
+    tocl_ir_init(&g);
+    tocl_ir_output(&g, tocl_ir_unary(&g, TOCL_IR_NEG, TOCL_F32, tocl_ir_input(&g, TOCL_F16)), TOCL_F16);
+    check_golden("neg_f16_strided_rank3", &g, 3);
 }
 
 static void test_builders(void) {

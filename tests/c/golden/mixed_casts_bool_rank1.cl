@@ -13,13 +13,9 @@ __kernel void tocl_ew(long n,
     long gid = get_global_id(0);
     if (gid >= n)
         return;
-    long x_o0 = o0_off;
-    long x_i0 = i0_off;
-    long x_i1 = i1_off;
-    long r = gid;
-    x_o0 += r * o0_st0;
-    x_i0 += r * i0_st0;
-    x_i1 += r * i1_st0;
+    long x_o0 = o0_off + gid * o0_st0;
+    long x_i0 = i0_off + gid * i0_st0;
+    long x_i1 = i1_off + gid * i1_st0;
     char v0 = i0[x_i0];
     float v1 = i1[x_i1];
     bool v2 = (s0 != 0);

@@ -9,18 +9,12 @@ __kernel void tocl_ew(long n,
         long i0_st0, long i0_st1,
         long i1_st0, long i1_st1)
 {
-    long gid = get_global_id(0);
-    if (gid >= n)
+    long c1 = get_global_id(0), r = get_global_id(1);
+    if (c1 >= size1 || r * size1 + c1 >= n)
         return;
-    long x_o0 = o0_off;
-    long x_i0 = i0_off;
-    long x_i1 = i1_off;
-    long r = gid;
-    long c1 = r % size1;
-    r /= size1;
-    x_o0 += c1 * o0_st1;
-    x_i0 += c1 * i0_st1;
-    x_i1 += c1 * i1_st1;
+    long x_o0 = o0_off + c1 * o0_st1;
+    long x_i0 = i0_off + c1 * i0_st1;
+    long x_i1 = i1_off + c1 * i1_st1;
     x_o0 += r * o0_st0;
     x_i0 += r * i0_st0;
     x_i1 += r * i1_st0;

@@ -1,0 +1,84 @@
+"""Shared fixtures for the torch-ocl Python tests.
+
+Run with two PoCL CPU devices so the multi-device tests run:
+    POCL_DEVICES="pthread pthread" PYTHONPATH=python python -m pytest tests/python
+"""
+
+import pytest
+import torch
+import torch_ocl  # noqa: F401  (registers the "ocl" device; import torch alone does it once installed)
+
+ALL_DTYPES = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.float64,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.uint8,
+    torch.bool,
+]
+FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+INT_DTYPES = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8]
+
+
+def dtype_id(dt):
+    return str(dt).replace("torch.", "")
+
+
+def make_cpu(shape, dtype, low=-50, high=100, seed=0):
+    """Deterministic CPU tensor whose values fit every dtype in ALL_DTYPES.
+
+    Floats get a fractional part (multiples of 1/8) so casts to ints truncate
+    and casts to bfloat16/float16 round; uint8 gets non-negative values.
+    """
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=g).bool()
+    if dtype == torch.uint8:
+        low = max(low, 0)
+    if dtype.is_floating_point:
+        v = torch.randint(low * 8, high * 8, shape, generator=g).double() / 8
+        return v.to(dtype)
+    return torch.randint(low, high, shape, generator=g).to(dtype)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _ocl_available():
+    if not torch.ocl.is_available() or torch.ocl.device_count() < 1:
+        pytest.skip("no OpenCL device available", allow_module_level=True)
+
+
+@pytest.fixture
+def two_devices():
+    if torch.ocl.device_count() < 2:
+        pytest.skip("needs two ocl devices (run with POCL_DEVICES='pthread pthread')")
+    return torch.device("ocl:0"), torch.device("ocl:1")
+
+
+@pytest.fixture
+def no_fallback():
+    """Make any CPU fallback raise for the duration of the test, then restore the policy.
+
+    Also checks afterwards that the fallback counters did not move.
+    """
+    old = torch_ocl.get_fallback_policy()
+    torch_ocl.reset_fallback_stats()
+    torch_ocl.set_fallback_policy("error")
+    try:
+        yield
+    finally:
+        torch_ocl.set_fallback_policy(old if old in ("warn", "error", "silent") else "warn")
+    stats = torch_ocl.fallback_stats()
+    assert not stats, f"ops fell back to the CPU: {stats}"
+
+
+@pytest.fixture
+def fallback_warn():
+    """Policy 'warn' for a test that legitimately uses fallback ops; restored afterwards."""
+    old = torch_ocl.get_fallback_policy()
+    torch_ocl.set_fallback_policy("warn")
+    yield
+    torch_ocl.set_fallback_policy(old)
