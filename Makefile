@@ -40,11 +40,11 @@ $(STAMPS)/apt:
 	fi
 	@touch $@
 
-$(VPY): $(STAMPS)/apt
+$(VPY): | $(STAMPS)/apt
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 
-$(STAMPS)/pip: requirements.txt $(VPY)
+$(STAMPS)/pip: requirements.txt | $(VPY)
 	$(VPY) -m pip install -q -r requirements.txt
 	@touch $@
 

@@ -16,9 +16,9 @@ import torch_ocl
 
 def make_data(n: int, generator: torch.Generator):
     # Two interleaved spirals: not linearly separable, so the MLP must learn.
-    t = torch.rand(n, generator=generator) * 4 * torch.pi
+    t = torch.rand(n, generator=generator) * 2 * torch.pi
     label = torch.randint(0, 2, (n,), generator=generator)
-    r = t / (4 * torch.pi)
+    r = 0.2 + t / (2 * torch.pi)
     angle = t + label * torch.pi
     x = torch.stack([r * torch.cos(angle), r * torch.sin(angle)], dim=1)
     x = x + 0.02 * torch.randn(x.shape, generator=generator)
@@ -27,7 +27,7 @@ def make_data(n: int, generator: torch.Generator):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--steps", type=int, default=150)
+    ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--device", default="ocl")
     args = ap.parse_args()
@@ -47,7 +47,7 @@ def main():
     model = nn.Sequential(nn.Linear(2, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 2))
     model = model.to(device)
     x, y = x.to(device), y.to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+    opt = torch.optim.Adam(model.parameters(), lr=0.02)
     loss_fn = nn.CrossEntropyLoss()
 
     first = last = None

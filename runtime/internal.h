@@ -40,6 +40,10 @@ const tocl_device_props *tocl_dev_props(int dev);
 /* queue/: the command queue of (dev, stream), created on first use. */
 tocl_status tocl_queue_get(int dev, int stream, cl_command_queue *out);
 
+/* Later work on (wdev, wstream) waits for all work queued so far on
+ * (dev, stream); no host wait when both devices share a context. */
+tocl_status tocl_stream_wait_stream(int wdev, int wstream, int dev, int stream);
+
 /* mem/: map an address inside a live block to its buffer and byte offset. */
 tocl_status tocl_mem_resolve(tocl_addr addr, int *dev, cl_mem *buf, size_t *offset);
 

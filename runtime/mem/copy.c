@@ -132,10 +132,11 @@ tocl_status tocl_copy_d2d(int dev, int stream, tocl_addr dst, tocl_addr src, siz
     if (tocl_dev_context(sdev) != tocl_dev_context(dev))
         return copy_staged(dev, q, dbuf, doff, sdev, sbuf, soff, nbytes);
     /* Same context, other device: the source device's queue is not ordered
-     * with ours, so its pending writes must land first (PyTorch does the
-     * same for peer copies). */
+     * with ours. Our copy waits for its pending writes, and its later work
+     * waits for our copy (PyTorch orders both streams for peer copies). */
+    int sstream = tocl_stream_current(sdev);
     if (sdev != dev)
-        TOCL_TRY(tocl_stream_sync(sdev, tocl_stream_current(sdev)));
+        TOCL_TRY(tocl_stream_wait_stream(dev, stream, sdev, sstream));
     if (dbuf == sbuf && doff < soff + nbytes && soff < doff + nbytes) {
         if (doff == soff)
             return TOCL_OK; /* copying a range onto itself */
@@ -143,6 +144,8 @@ tocl_status tocl_copy_d2d(int dev, int stream, tocl_addr dst, tocl_addr src, siz
     }
     TOCL_CL_TRY(clEnqueueCopyBuffer(q, sbuf, dbuf, soff, doff, nbytes, 0, NULL, NULL),
                 "clEnqueueCopyBuffer (device to device copy)");
+    if (sdev != dev)
+        TOCL_TRY(tocl_stream_wait_stream(sdev, sstream, dev, stream));
     return TOCL_OK;
 }
 

@@ -228,6 +228,7 @@ tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_
 
     cl_mem bufs[MAX_OPERANDS];
     cl_long offs[MAX_OPERANDS];
+    int in_dev[MAX_OPERANDS];
     for (int k = 0; k < nops; k++) {
         int is_out = k < g->n_outputs, mdev = dev;
         TOCL_TRY(tocl_ops_resolve(dev, ops[k], is_out ? "output" : "input", is_out ? k : k - g->n_outputs, &bufs[k],
@@ -236,9 +237,10 @@ tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_
             return tocl_fail(TOCL_E_INVALID, "output %d lives on device %d, not on device %d that runs the op", k,
                              mdev, dev);
         /* An input from another device of the context is read directly,
-         * once the work its device has queued on it is done. */
+         * after the work its device has queued (a device-side wait). */
+        in_dev[k] = mdev;
         if (mdev != dev)
-            TOCL_TRY(tocl_stream_sync(mdev, tocl_stream_current(mdev)));
+            TOCL_TRY(tocl_stream_wait_stream(dev, stream, mdev, tocl_stream_current(mdev)));
     }
     cl_command_queue q;
     TOCL_TRY(tocl_queue_get(dev, stream, &q));
@@ -302,5 +304,10 @@ tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_
         return tocl_fail(TOCL_E_OPENCL, "launching elementwise kernel (%d nodes, rank %d, %lld elements) on device "
                          "%d: %s (%d)", g->n_nodes, rank, (long long)numel, dev, tocl_cl_error_name(err), (int)err);
     atomic_fetch_add(&stat_launches, 1);
+    /* Inputs read from another device: that device's later writes (or the
+     * reuse of a freed block) must wait until this kernel has read them. */
+    for (int k = g->n_outputs; k < nops; k++)
+        if (in_dev[k] != dev)
+            TOCL_TRY(tocl_stream_wait_stream(in_dev[k], tocl_stream_current(in_dev[k]), dev, stream));
     return TOCL_OK;
 }

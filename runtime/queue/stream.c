@@ -171,3 +171,26 @@ tocl_status tocl_device_sync(int dev) {
     }
     return TOCL_OK;
 }
+
+/* Cross-device ordering without a host wait when both queues share a
+ * context: a marker on the producer and a barrier on the waiter. Queues of
+ * different contexts cannot share events, so then the host waits. */
+tocl_status tocl_stream_wait_stream(int wdev, int wstream, int dev, int stream) {
+    if (wdev == dev && wstream == stream)
+        return TOCL_OK;
+    if (tocl_dev_context(wdev) != tocl_dev_context(dev))
+        return tocl_stream_sync(dev, stream);
+    cl_command_queue producer, waiter;
+    TOCL_TRY(tocl_queue_get(dev, stream, &producer));
+    cl_event ev;
+    TOCL_CL_TRY(clEnqueueMarkerWithWaitList(producer, 0, NULL, &ev), "clEnqueueMarkerWithWaitList");
+    /* The waiter may sit on another device: make sure the marker is submitted. */
+    cl_int err = clFlush(producer);
+    tocl_status s = tocl_queue_get(wdev, wstream, &waiter);
+    if (s == TOCL_OK && err == CL_SUCCESS)
+        err = clEnqueueBarrierWithWaitList(waiter, 1, &ev, NULL);
+    clReleaseEvent(ev);
+    TOCL_TRY(s);
+    TOCL_CL_TRY(err, "clEnqueueBarrierWithWaitList (cross-stream wait)");
+    return TOCL_OK;
+}

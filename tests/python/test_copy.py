@@ -456,7 +456,149 @@ def test_partially_overlapping_copy_raises_like_cpu(direction):
 
 def test_copy_into_internally_overlapping_destination_raises_like_cpu():
     src = torch.arange(15.0).view(3, 5)
-    with pytest.raises(RuntimeError, match="memory location"):
+    with pytest.raises(RuntimeError):
         torch.zeros(1, 5).expand(3, 5).copy_(src)
-    with pytest.raises(RuntimeError, match="memory location"):
-        torch.zeros(1, 5, device=OCL).expand(3, 5).copy_(src.to(OCL))
+    dst = torch.zeros(1, 5, device=OCL)
+    with pytest.raises(RuntimeError):
+        dst.expand(3, 5).copy_(src.to(OCL))
+    with pytest.raises(RuntimeError):
+        dst.expand(3, 5).copy_(src)  # host -> device too
+    assert (dst.cpu() == 0).all()
+
+
+# --------------------------------------------------------------------------- conversion corner cases (well defined on the CPU)
+
+
+@pytest.mark.parametrize("dt2", [torch.int8, torch.uint8, torch.int16, torch.int32], ids=dtype_id)
+@pytest.mark.parametrize("dt1", [torch.int64, torch.int32, torch.int16, torch.uint8], ids=dtype_id)
+def test_integer_narrowing_wraps_like_cpu(dt1, dt2):
+    # integer -> narrower integer keeps the low bits (two's complement), on the CPU and CUDA alike
+    info = torch.iinfo(dt1)
+    vals = [0, 1, -1, 127, 128, 200, 255, 256, 300, -129, -200, 40000, -40000, 2**31 - 1, -(2**31), 2**40 + 5]
+    vals = [v for v in vals if info.min <= v <= info.max]
+    a = torch.tensor(vals, dtype=dt1)
+    assert_same(a.to(OCL).to(dt2).cpu(), a.to(dt2))
+
+
+def test_large_int64_conversions_round_like_cpu():
+    a = torch.tensor([2**24 + 1, 2**53 + 1, -(2**53) - 3, 2**62 + 2**40 + 1, 2**63 - 1, -(2**63), 123456789012345],
+                     dtype=torch.int64)
+    for dt in (torch.float32, torch.float64, torch.bfloat16):
+        assert_same(a.to(OCL).to(dt).cpu(), a.to(dt))
+    b = torch.tensor([2**53 + 2, -(2**60), 2**62, 1e15 + 0.5], dtype=torch.float64)
+    assert_same(b.to(OCL).to(torch.int64).cpu(), b.to(torch.int64))
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=dtype_id)
+def test_float_to_bool(dt):
+    tiny = torch.finfo(dt).tiny
+    a = torch.tensor([0.0, -0.0, 1.0, -2.5, float("nan"), float("inf"), float("-inf"), 0.5, tiny], dtype=dt)
+    a = torch.cat([a, a[-1:] / 4])  # a subnormal: non-zero, so True
+    assert_same(a.to(OCL).to(torch.bool).cpu(), a.to(torch.bool))
+
+
+@pytest.mark.parametrize("dt1,dt2", [(torch.float32, torch.float64), (torch.float16, torch.float32), (torch.float16, torch.float64),
+                                     (torch.bfloat16, torch.float32), (torch.float64, torch.float32), (torch.float32, torch.float16),
+                                     (torch.float32, torch.bfloat16)], ids=lambda d: dtype_id(d))
+def test_subnormals_survive_conversion(dt1, dt2):
+    # flushing denormals to zero would differ from the CPU
+    info = torch.finfo(dt1)
+    a = torch.tensor([info.tiny, info.tiny / 2, info.tiny / 8, -info.tiny / 4, info.tiny * 0.75], dtype=torch.float64).to(dt1)
+    assert_same(a.to(OCL).cpu(), a)
+    assert_same(a.to(OCL).to(dt2).cpu(), a.to(dt2))
+    if dt2 in (torch.float16, torch.float32, torch.bfloat16):
+        d = torch.finfo(dt2).tiny
+        b = torch.tensor([d / 2, d / 4, -d / 8, d * 0.75], dtype=torch.float64).to(dt1)
+        assert_same(b.to(OCL).to(dt2).cpu(), b.to(dt2))
+
+
+def test_nan_payload_and_sign_in_conversion():
+    a = torch.tensor([float("nan"), -float("nan"), float("inf"), -float("inf"), -0.0])
+    for dt in (torch.float16, torch.bfloat16, torch.float64):
+        r = a.to(OCL).to(dt).cpu()
+        e = a.to(dt)
+        assert_same(r, e)
+        assert torch.equal(torch.signbit(r[2:]), torch.signbit(e[2:]))
+
+
+# --------------------------------------------------------------------------- ordering with queued work
+
+
+def test_cross_device_copy_sees_queued_work(two_devices):
+    # read-after-write: work queued on ocl:0 must be done before ocl:1 reads
+    d0, d1 = two_devices
+    n = 1 << 22
+    a = torch.randn(n, generator=torch.Generator().manual_seed(5))
+    x0 = a.to(d0)
+    for _ in range(3):
+        x0.mul_(2).add_(1)  # queued on ocl:0, not waited for
+    y1 = x0.to(d1)
+    expected = a.clone()
+    for _ in range(3):
+        expected.mul_(2).add_(1)
+    assert_same(y1.cpu(), expected)
+
+
+@pytest.mark.parametrize("cast", [None, torch.float64], ids=["same_dtype", "cast"])
+def test_cross_device_copy_source_written_afterwards(two_devices, cast):
+    # write-after-read: work queued on ocl:0 after the copy must not change what ocl:1 reads
+    d0, d1 = two_devices
+    n = 1 << 22
+    a = torch.randn(n, generator=torch.Generator().manual_seed(5))
+    x0 = a.to(d0)
+    torch.ocl.synchronize(d0)
+    y1 = x0.to(d1) if cast is None else x0.to(d1, cast)
+    x0.zero_()  # ordered after the copy in program order
+    assert_same(y1.cpu(), a if cast is None else a.to(cast))
+
+
+def test_cross_device_copy_source_freed_afterwards(two_devices):
+    # the source block may be reused on ocl:0 only after ocl:1 has read it
+    d0, d1 = two_devices
+    n = 1 << 22
+    a = torch.randn(n, generator=torch.Generator().manual_seed(6))
+    x0 = a.to(d0)
+    torch.ocl.synchronize(d0)
+    y1 = x0.to(d1)
+    del x0
+    w = torch.empty(n, device=d0)
+    w.fill_(7.0)
+    assert_same(y1.cpu(), a)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int16], ids=dtype_id)
+def test_cross_device_non_blocking(two_devices, dtype):
+    d0, d1 = two_devices
+    a = make_cpu((257, 31), dtype)
+    y = a.to(d0).to(d1, non_blocking=True)
+    z = torch.empty(31, 257, dtype=dtype, device=d0).t()
+    z.copy_(y, non_blocking=True)
+    torch.ocl.synchronize(d0)
+    torch.ocl.synchronize(d1)
+    assert_same(y.cpu(), a)
+    assert_same(z.cpu(), a)
+
+
+def test_download_sees_queued_work():
+    a = torch.randn(1 << 20, generator=torch.Generator().manual_seed(6))
+    d = a.to(OCL)
+    d.mul_(3)
+    h = torch.empty(1 << 20, pin_memory=True)
+    h.copy_(d, non_blocking=True)
+    d.fill_(0)  # queued after the copy: the copy must read the multiplied values
+    torch.ocl.synchronize()
+    assert_same(h, a * 3)
+
+
+def test_pinned_source_freed_during_non_blocking_copy():
+    # the pinned block must not be handed out again while the copy may still read it
+    n = 1 << 22
+    a = torch.randn(n, generator=torch.Generator().manual_seed(8))
+    d = torch.empty(n, device=OCL)
+    p = a.pin_memory()
+    d.copy_(p, non_blocking=True)
+    del p
+    q = torch.empty(n, pin_memory=True)
+    q.fill_(-1.0)
+    torch.ocl.synchronize()
+    assert_same(d.cpu(), a)
