@@ -1,8 +1,5 @@
-// ocl_elementwise.cpp - TensorIterator (PyTorch's broadcasting, type
-// promotion, out= resizing and overlap checks) -> IR graph -> tocl_ew_run.
+// ocl_elementwise.cpp - TensorIterator -> IR graph -> tocl_ew_run.
 #include "ocl_elementwise.h"
-
-#include <vector>
 
 namespace torch_ocl {
 namespace {
@@ -23,42 +20,91 @@ tocl_tensor operand(const at::TensorIteratorBase& iter, int arg) {
   return t;
 }
 
-int cast_to(tocl_ir_graph* g, int node, tocl_dtype storage, tocl_dtype compute) {
-  return tocl_dtype_compute(storage) == compute ? node : tocl_ir_cast(g, node, compute);
+}  // namespace
+
+EwGraph::EwGraph(at::TensorIteratorBase& iter, std::optional<c10::ScalarType> compute) : iter_(iter) {
+  tocl_ir_init(&g_);
+  compute_ = tocl_dtype_compute(to_tocl_dtype(compute.value_or(iter.common_dtype())));
+  int nin = iter.ninputs();
+  raw_.assign(nin, -1);
+  cast_.assign(nin, -1);
+  out_nodes_.assign(iter.noutputs(), -1);
 }
 
-}  // namespace
+int EwGraph::check(int node) const {
+  TORCH_CHECK(node >= 0 && !g_.overflow,
+              "torch_ocl: internal error: the elementwise graph could not be built (an op without a formula "
+              "for this dtype, or more than ",
+              TOCL_IR_MAX_NODES, " nodes)");
+  return node;
+}
+
+tocl_dtype EwGraph::input_dtype(int k) const { return to_tocl_dtype(iter_.dtype(iter_.noutputs() + k)); }
+
+int EwGraph::raw_input(int k) {
+  TORCH_CHECK(k >= 0 && k < static_cast<int>(raw_.size()), "torch_ocl: no input ", k);
+  if (raw_[k] >= 0)
+    return raw_[k];
+  int arg = iter_.noutputs() + k;
+  if (iter_.is_cpu_scalar(arg)) {
+    // Passed in the compute dtype (as PyTorch converts it), so a Python
+    // float never needs fp64 on the device.
+    scalars_.push_back(to_tocl_scalar(iter_.tensor(arg).item()));
+    tocl_dtype sd = to_tocl_dtype(iter_.dtype(arg));
+    raw_[k] = check(tocl_ir_scalar(&g_, sd == TOCL_BOOL ? TOCL_BOOL : compute_));
+  } else {
+    inputs_.push_back(operand(iter_, arg));
+    raw_[k] = check(tocl_ir_input(&g_, inputs_.back().dtype));
+  }
+  return raw_[k];
+}
+
+int EwGraph::input(int k) {
+  if (cast_.at(k) < 0)
+    cast_[k] = check(tocl_ir_cast(&g_, raw_input(k), compute_));
+  return cast_[k];
+}
+
+int EwGraph::scalar(const c10::Scalar& v, std::optional<tocl_dtype> dt) {
+  scalars_.push_back(to_tocl_scalar(v));
+  return check(tocl_ir_scalar(&g_, dt.value_or(compute_)));
+}
+
+int EwGraph::cast(int node, tocl_dtype dt) { return check(tocl_ir_cast(&g_, node, dt)); }
+int EwGraph::unary(tocl_ir_op op, int a, std::optional<tocl_dtype> dt) {
+  return check(tocl_ir_unary(&g_, op, dt.value_or(compute_), a));
+}
+int EwGraph::binary(tocl_ir_op op, int a, int b, std::optional<tocl_dtype> dt) {
+  return check(tocl_ir_binary(&g_, op, dt.value_or(compute_), a, b));
+}
+int EwGraph::ternary(tocl_ir_op op, int a, int b, int c, std::optional<tocl_dtype> dt) {
+  return check(tocl_ir_ternary(&g_, op, dt.value_or(compute_), a, b, c));
+}
+
+void EwGraph::output(int k, int node) { out_nodes_.at(k) = node; }
+
+void EwGraph::run() {
+  if (iter_.numel() == 0)
+    return;
+  std::vector<tocl_tensor> outs;
+  for (int k = 0; k < iter_.noutputs(); k++) {
+    TORCH_CHECK(out_nodes_[k] >= 0, "torch_ocl: internal error: output ", k, " has no value");
+    outs.push_back(operand(iter_, k));
+    check(tocl_ir_output(&g_, out_nodes_[k], outs.back().dtype));
+  }
+  int dev = iter_.device(0).index();
+  TOCL_CHECK(tocl_ew_run(dev, tocl_stream_current(dev), &g_, outs.data(), inputs_.data(), scalars_.data()));
+}
 
 void run_binary(at::TensorIteratorBase& iter, tocl_ir_op op, const std::optional<c10::Scalar>& alpha) {
   if (iter.numel() == 0)
     return;
-  const tocl_dtype cd = tocl_dtype_compute(to_tocl_dtype(iter.common_dtype()));
-  tocl_ir_graph g;
-  tocl_ir_init(&g);
-  std::vector<tocl_tensor> inputs;
-  std::vector<tocl_scalar> scalars;
-  int node[2];
-  for (int k = 0; k < 2; k++) {
-    int arg = iter.noutputs() + k;
-    if (iter.is_cpu_scalar(arg)) {
-      // A CPU 0-dim tensor (e.g. a Python number) becomes a kernel argument.
-      scalars.push_back(to_tocl_scalar(iter.tensor(arg).item()));
-      node[k] = tocl_ir_scalar(&g, cd);
-    } else {
-      inputs.push_back(operand(iter, arg));
-      node[k] = cast_to(&g, tocl_ir_input(&g, inputs.back().dtype), inputs.back().dtype, cd);
-    }
-  }
-  if (alpha && !(alpha->equal(1))) {
-    scalars.push_back(to_tocl_scalar(*alpha));
-    node[1] = tocl_ir_binary(&g, TOCL_IR_MUL, cd, tocl_ir_scalar(&g, cd), node[1]);
-  }
-  int r = tocl_ir_binary(&g, op, cd, node[0], node[1]);
-  tocl_tensor out = operand(iter, 0);
-  tocl_ir_output(&g, r, out.dtype);  // the store converts to the output's dtype
-  TORCH_CHECK(!g.overflow, "torch_ocl: internal error building the elementwise graph");
-  int dev = iter.device(0).index();
-  TOCL_CHECK(tocl_ew_run(dev, tocl_stream_current(dev), &g, &out, inputs.data(), scalars.data()));
+  EwGraph g(iter);
+  int a = g.input(0), b = g.input(1);
+  if (alpha && !alpha->equal(1))
+    b = g.binary(TOCL_IR_MUL, g.scalar(*alpha), b);
+  g.output(0, g.binary(op, a, b));
+  g.run();
 }
 
 }  // namespace torch_ocl
