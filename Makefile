@@ -20,7 +20,7 @@ C_BUILD := build/c
 export CCACHE_BASEDIR := $(CURDIR)
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
-.PHONY: demo test setup install ctest pytest sanitize conformance clean
+.PHONY: demo test setup install ctest pytest sanitize conformance docs clean
 
 demo: install
 	$(VPY) examples/train_mlp.py
@@ -72,6 +72,14 @@ sanitize: $(STAMPS)/pip
 	  -DTOCL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	$(VENV)/bin/cmake --build build/sanitize -j $(JOBS)
 	cd build/sanitize && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j 1
+
+# The whole OpInfo database on ocl vs CPU -> docs/coverage.md and docs/coverage.json.
+conformance: install
+	$(TEST_ENV) $(VPY) tools/conformance.py --markdown docs/coverage.md --json docs/coverage.json
+
+# Generated docs that need no long run.
+docs: install
+	$(VPY) -m torch_ocl ops --markdown > docs/native_ops.md
 
 clean:
 	rm -rf build $(STAMPS) *.egg-info

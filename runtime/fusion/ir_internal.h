@@ -15,7 +15,14 @@ typedef enum tocl_ir_sig {
 } tocl_ir_sig;
 
 /* Formula templates are OpenCL C with %0 %1 %2 standing for the arguments'
- * expressions (variable names). The column is chosen by the dtype class of
+ * expressions (variable names), %T for the OpenCL C type of the class being
+ * computed in (float, double, int, ...), %U for its unsigned counterpart
+ * (integers only) and %F for the literal suffix of that type ("f" for
+ * float, "" for double), so one float formula serves float and double with
+ * constants at full precision: 0.5%F. A helper template (h_float / h_int)
+ * holds functions the formula calls, named with %T so that each dtype gets
+ * its own copy; the renderer emits it once per (op, dtype) before the
+ * kernel. The column is chosen by the dtype class of
  * the node (of its arguments for TOCL_IR_SIG_CMP): floating (float and
  * double share one column because OpenCL C math builtins are overloaded),
  * integer, bool. NULL means the op is not defined for that class; a NULL
@@ -28,7 +35,12 @@ typedef struct tocl_ir_op_info {
     const char *f_float;
     const char *f_int;
     const char *f_bool;
+    const char *h_float; /* helper functions for the float column, or NULL */
+    const char *h_int;   /* helper functions for the integer (and bool) column, or NULL */
 } tocl_ir_op_info;
+
+/* The helper template op needs in dtype `cls` (NULL if none). */
+const char *tocl_ir_op_helper(tocl_ir_op op, tocl_dtype cls);
 
 /* Row of op, or NULL if op is out of range. */
 const tocl_ir_op_info *tocl_ir_op_info_get(tocl_ir_op op);

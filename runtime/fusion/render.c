@@ -253,3 +253,21 @@ tocl_status tocl_ir_render(const tocl_ir_graph *g, int rank, char *buf, size_t c
         return tocl_fail(TOCL_E_INVALID, "tocl_ir_render: buffer of %zu bytes is too small for the kernel text", cap);
     return TOCL_OK;
 }
+
+/* Entry points for the other renderers (render_reduce.c); declared in
+ * fusion/render_internal.h. They reuse this file's type names, node
+ * statements and helpers so every kernel spells a dtype the same way. */
+const char *tocl_render_compute_type(tocl_dtype t) { return compute_type(t); }
+const char *tocl_render_storage_type(tocl_dtype t) { return storage_type(t); }
+const char *tocl_render_scalar_arg_type(tocl_dtype t) { return scalar_arg_type(t); }
+const char *tocl_render_bf16_helper(void) { return bf16_helper; }
+
+long tocl_render_nodes(const tocl_ir_graph *g, char *buf, size_t cap) {
+    if (!buf || cap == 0)
+        return -1;
+    buf[0] = 0;
+    text t = {buf, cap, 0, 0};
+    for (int i = 0; i < g->n_nodes; i++)
+        put_node(&t, g, i, 1);
+    return t.full ? -1 : (long)t.len;
+}

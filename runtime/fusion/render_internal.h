@@ -1,0 +1,23 @@
+/* render_internal.h - what render.c lends to other renderers in fusion/
+ * (render_reduce.c): dtype spellings, helpers and node statements. */
+#ifndef TOCL_RENDER_INTERNAL_H
+#define TOCL_RENDER_INTERNAL_H
+
+#include <stddef.h>
+
+#include "fusion/ir_internal.h"
+
+/* OpenCL C type a value of dtype is computed in ("float" for float16). */
+const char *tocl_render_compute_type(tocl_dtype t);
+/* OpenCL C type of a buffer element ("half", "ushort" for bfloat16). */
+const char *tocl_render_storage_type(tocl_dtype t);
+/* Kernel-argument type of a scalar (bool passes as uchar). */
+const char *tocl_render_scalar_arg_type(tocl_dtype t);
+/* Definition of `ushort tocl_f2bf(float)` (round to nearest even). */
+const char *tocl_render_bf16_helper(void);
+/* Statements `C v<i> = ...;` for every node of g, input k read from buffer
+ * i<k> at element x_i<k> and scalar k from argument s<k> (the caller
+ * declares those). Returns the text length, or -1 if cap is too small. */
+long tocl_render_nodes(const tocl_ir_graph *g, char *buf, size_t cap);
+
+#endif
