@@ -20,7 +20,7 @@ C_BUILD := build/c
 export CCACHE_BASEDIR := $(CURDIR)
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
-.PHONY: demo test setup install ctest pytest sanitize conformance docs clean
+.PHONY: demo test setup install ctest pytest sanitize conformance bench docs clean
 
 demo: install
 	$(VPY) examples/train_mlp.py
@@ -76,6 +76,10 @@ sanitize: $(STAMPS)/pip
 # The whole OpInfo database on ocl vs CPU -> docs/coverage.md and docs/coverage.json.
 conformance: install
 	$(TEST_ENV) $(VPY) tools/conformance.py --markdown docs/coverage.md --json docs/coverage.json
+
+# The benchmark: every device side by side -> docs/benchmarks.md/.json/.png.
+bench: install
+	$(VPY) -m torch_ocl.bench --out docs/benchmarks --title "Development machine: PoCL on the CPU beside PyTorch CPU"
 
 # Generated docs that need no long run.
 docs: install

@@ -37,11 +37,10 @@ FallbackPolicy& policy() {
   return p;
 }
 
-void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const auto& schema = op.schema();
-  std::string name = schema.name();
-  if (!schema.overload_name().empty())
-    name += "." + schema.overload_name();
+}  // namespace
+
+// Count one CPU run of `name` and apply the policy (raise, warn once, or not).
+void note_fallback(const std::string& name) {
   int64_t n;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -60,6 +59,16 @@ void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       break;
     case FallbackPolicy::Silent: break;
   }
+}
+
+namespace {
+
+void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  std::string name = schema.name();
+  if (!schema.overload_name().empty())
+    name += "." + schema.overload_name();
+  note_fallback(name);
   at::native::cpu_fallback(op, stack);
 }
 

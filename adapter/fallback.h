@@ -10,4 +10,6 @@ FallbackPolicy fallback_policy();
 void set_fallback_policy(FallbackPolicy p);
 std::map<std::string, int64_t> fallback_stats();
 void fallback_reset_stats();
+// Count one CPU run of an op and apply the policy (raises under 'error').
+void note_fallback(const std::string& name);
 }  // namespace torch_ocl

@@ -15,6 +15,6 @@ if [ ! -f "$dir/build.ninja" ]; then
 fi
 .venv/bin/cmake --build "$dir" -j "$(nproc)"
 mkdir -p "$dir/pkg/torch_ocl"
-for f in python/torch_ocl/*.py; do ln -sf "$PWD/$f" "$dir/pkg/torch_ocl/"; done
+for f in python/torch_ocl/*; do case "$f" in *.so|*__pycache__) ;; *) ln -sfn "$PWD/$f" "$dir/pkg/torch_ocl/";; esac; done
 cp -f "$dir"/adapter/_C*.so "$dir/pkg/torch_ocl/"
 echo "built $dir; run with PYTHONPATH=$dir/pkg"

@@ -1,0 +1,164 @@
+"""Micro figures: bandwidth of a plain copy (the physical limit) and of
+pointwise and reduction ops as a fraction of it, host cost per op, GEMM,
+conv2d, SDPA and program-cache start-up."""
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Dict, List
+
+import torch
+
+from .timing import measure, synchronize
+
+
+def _fallbacks_during(fn, device):
+    """Run fn; return the aten ops that left the device meanwhile (ocl only)."""
+    if device.type != "ocl":
+        fn()
+        return []
+    import torch_ocl
+
+    old = torch_ocl.get_fallback_policy()
+    torch_ocl.set_fallback_policy("silent")
+    torch_ocl.reset_fallback_stats()
+    try:
+        fn()
+        synchronize(device)
+        return sorted(torch_ocl.fallback_stats())
+    finally:
+        torch_ocl.set_fallback_policy(old)
+
+
+def _figure(name, value, unit, m=None, note="", fallbacks=(), limit=None):
+    return {"name": name, "value": value, "unit": unit, "method": m.method if m else "host clock",
+            "spread": round(m.spread, 3) if m else None, "note": note, "fallback_ops": list(fallbacks),
+            "limit": limit}
+
+
+def bandwidth(device, mib: int, reps: int) -> List[Dict]:
+    n = mib * 2**20 // 4
+    a = torch.rand(n, device=device)
+    b = torch.rand(n, device=device)
+    c = torch.empty(n, device=device)
+    out = []
+    m = measure(lambda: c.copy_(a), device, reps=reps, inner=3)
+    copy = 2 * n * 4 / (m.median_ms * 1e-3) / 1e9
+    out.append(_figure(f"copy {mib} MiB fp32", copy, "GB/s", m, "the device's practical bandwidth limit"))
+    fb = _fallbacks_during(lambda: torch.add(a, b, out=c), device)
+    m = measure(lambda: torch.add(a, b, out=c), device, reps=reps, inner=3)
+    add = 3 * n * 4 / (m.median_ms * 1e-3) / 1e9
+    out.append(_figure(f"add {mib} MiB fp32", add, "GB/s", m, f"{add / copy:.0%} of copy", fb, copy))
+    fb = _fallbacks_during(lambda: a.sum(), device)
+    m = measure(lambda: a.sum(), device, reps=reps, inner=3)
+    red = n * 4 / (m.median_ms * 1e-3) / 1e9
+    out.append(_figure(f"sum {mib} MiB fp32", red, "GB/s", m, f"{red / copy:.0%} of copy", fb, copy))
+    return out
+
+
+def host_cost(device, ops: int) -> List[Dict]:
+    """Host time to queue one small op (no wait), and one op + synchronise."""
+    x = torch.rand(1024, device=device)
+    y = torch.rand(1024, device=device)
+    z = torch.empty(1024, device=device)
+    fb = _fallbacks_during(lambda: torch.add(x, y, out=z), device)
+    for _ in range(200):
+        torch.add(x, y, out=z)
+    synchronize(device)
+    chunks = []
+    per = max(ops // 10, 1)
+    for _ in range(10):
+        t0 = time.perf_counter()
+        for _ in range(per):
+            torch.add(x, y, out=z)
+        chunks.append((time.perf_counter() - t0) / per * 1e6)
+        synchronize(device)
+    queued = statistics.median(chunks)
+    samples = []
+    for _ in range(200):
+        t0 = time.perf_counter()
+        torch.add(x, y, out=z)
+        synchronize(device)
+        samples.append((time.perf_counter() - t0) * 1e6)
+    return [
+        {"name": "small op, queued (no wait)", "value": queued, "unit": "us", "method": "host clock",
+         "spread": round((max(chunks) - min(chunks)) / queued, 3) if queued else None,
+         "note": f"median over {per * 10} ops", "fallback_ops": fb, "limit": None},
+        {"name": "small op + synchronize", "value": statistics.median(samples), "unit": "us",
+         "method": "host clock", "spread": None, "note": "median over 200", "fallback_ops": fb, "limit": None},
+    ]
+
+
+def gemm(device, sizes, dtypes, reps) -> List[Dict]:
+    out = []
+    for dt in dtypes:
+        for n in sizes:
+            a = torch.rand(n, n, device=device, dtype=dt)
+            b = torch.rand(n, n, device=device, dtype=dt)
+            c = torch.empty(n, n, device=device, dtype=dt)
+            try:
+                fb = _fallbacks_during(lambda: torch.mm(a, b, out=c), device)
+                m = measure(lambda: torch.mm(a, b, out=c), device, reps=reps, inner=1)
+            except RuntimeError as e:  # e.g. a dtype the CPU build cannot multiply
+                out.append(_figure(f"mm {n} {str(dt)[6:]}", None, "GFLOP/s", note=str(e)[:80]))
+                continue
+            out.append(_figure(f"mm {n} {str(dt)[6:]}", 2 * n**3 / (m.median_ms * 1e-3) / 1e9, "GFLOP/s", m,
+                               fallbacks=fb))
+    return out
+
+
+def conv_sdpa(device, reps, quick) -> List[Dict]:
+    out = []
+    b = 2 if quick else 8
+    x = torch.rand(b, 64, 56, 56, device=device)
+    w = torch.rand(64, 64, 3, 3, device=device)
+    f = lambda: torch.nn.functional.conv2d(x, w, padding=1)  # noqa: E731
+    fb = _fallbacks_during(f, device)
+    m = measure(f, device, reps=reps)
+    out.append(_figure(f"conv2d 3x3 64ch 56x56 batch {b}", 2 * b * 64 * 64 * 9 * 56 * 56 / (m.median_ms * 1e-3) / 1e9,
+                       "GFLOP/s", m, fallbacks=fb))
+    L = 128 if quick else 512
+    q = torch.rand(2, 8, L, 64, device=device)
+    f = lambda: torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)  # noqa: E731
+    fb = _fallbacks_during(f, device)
+    m = measure(f, device, reps=reps)
+    out.append(_figure(f"sdpa causal L={L} d=64", 4 * 2 * 8 * L * L * 64 / 2 / (m.median_ms * 1e-3) / 1e9,
+                       "GFLOP/s", m, fallbacks=fb))
+    return out
+
+
+_CHILD = ("import time, torch, torch_ocl\n"
+          "t0 = time.perf_counter()\n"
+          "x = torch.ones(1000, device='ocl', dtype=torch.float64) * 3 - 1\n"
+          "torch.ocl.synchronize()\n"
+          "print((time.perf_counter() - t0) * 1e3)\n")
+
+
+def program_cache(device) -> List[Dict]:
+    """First op of a fresh process: with an empty program cache, then warm."""
+    if device.type != "ocl":
+        return []
+    env = dict(os.environ, TORCH_OCL_FALLBACK="silent")
+    env["TORCH_OCL_DEVICES"] = str(device.index)
+    with tempfile.TemporaryDirectory() as d:
+        env["TORCH_OCL_CACHE_DIR"] = d
+        runs = []
+        for _ in range(2):
+            r = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=300)
+            runs.append(float(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None)
+    return [_figure("first op in a process, cold program cache", runs[0], "ms", note="builds its programs"),
+            _figure("first op in a process, warm program cache", runs[1], "ms", note="loads cached binaries")]
+
+
+def run(device, quick: bool) -> List[Dict]:
+    reps = 3 if quick else 7
+    figs = bandwidth(device, 16 if quick else 64, reps)
+    figs += host_cost(device, 2000 if quick else 10000)
+    figs += gemm(device, [256, 512] if quick else [256, 512, 1024, 2048],
+                 [torch.float32] if quick else [torch.float32, torch.bfloat16], reps)
+    figs += conv_sdpa(device, reps, quick)
+    figs += program_cache(device)
+    return figs
