@@ -2,8 +2,9 @@
  * median, mode, searchsorted, isin, unique, histc, bincount) over the rows
  * of a batch.
  *
- * Built once per element dtype (-DTOCL_SORT_<DT>) and direction
- * (-DTOCL_SORT_DESC=0/1); sizes and strides are arguments.
+ * Built once per element dtype (-DTOCL_SORT_<DT>); the direction, sizes and
+ * strides are arguments (one program per dtype keeps first-use compiles
+ * few on drivers that compile lazily, like PoCL).
  *
  * Sorting works on keys: every value maps to an unsigned integer whose
  * order is the value order (floats: sign-flip trick, -0.0 as +0.0, every
@@ -62,14 +63,11 @@ typedef uint sk_t;
 #define SK_SIGN ((sk_t)0x80000000u)
 #endif
 
-#ifndef TOCL_SORT_DESC
-#define TOCL_SORT_DESC 0
-#endif
 #ifndef SORT_FLOAT
 #define SORT_FLOAT 0
 #endif
-/* Key of a NaN in this direction (floats only). */
-#define SK_NAN (TOCL_SORT_DESC ? (sk_t)0 : SK_MAX)
+/* Key of a NaN in ascending order (floats only). */
+#define SK_NAN SK_MAX
 
 inline ct_t sort_ld(__global const val_t *p, long i)
 {
@@ -86,9 +84,9 @@ inline ct_t sort_ld(__global const val_t *p, long i)
 inline ct_t sort_round(ct_t v)
 {
 #if defined(TOCL_SORT_F16)
-    half h[1];
-    vstore_half_rte(v, 0, (__private half *)h);
-    return vload_half(0, (__private half *)h);
+    ushort h;
+    vstore_half_rte(v, 0, (__private half *)&h);
+    return vload_half(0, (__private half *)&h);
 #elif defined(TOCL_SORT_BF16)
     uint u = as_uint(v);
     if ((u & 0x7fffffffu) > 0x7f800000u)
@@ -112,7 +110,7 @@ inline void sort_st(__global val_t *p, long i, ct_t v)
 #endif
 }
 
-inline sk_t sort_key(ct_t x)
+inline sk_t sort_key(ct_t x, int desc)
 {
     sk_t k;
 #if SORT_FLOAT
@@ -130,7 +128,7 @@ inline sk_t sort_key(ct_t x)
 #else
     k = ((sk_t)x) ^ SK_SIGN; /* two's complement -> offset binary */
 #endif
-    return TOCL_SORT_DESC ? ~k : k;
+    return desc ? ~k : k;
 }
 
 /* Element offset of row r's first element. */
@@ -154,9 +152,13 @@ inline int sort_less(sk_t ka, long ia, sk_t kb, long ib)
  * `seg` elements (a power of two); segment s is chunk s % cpr of row
  * s / cpr. Slots past the row end hold (SK_MAX, LONG_MAX): they sort last
  * and are not written back. keys/idx are dense [nrows, n]. */
-__kernel void tocl_sort_local(__global const val_t *src, tocl_sort_shape sh, tocl_sort_layout sl, long n, long seg,
-                              __global sk_t *keys, __global long *idx, __local sk_t *lk, __local long *li)
+__kernel void tocl_sort_local(__global const val_t *src, tocl_sort_shape sh, tocl_sort_layout sl, long n, int desc,
+                              long seg,
+                              __global sk_t *keys, long koff, __global long *idx, long ioff, __local sk_t *lk,
+                              __local long *li)
 {
+    keys += koff;
+    idx += ioff;
     int lid = get_local_id(0);
     long lsz = get_local_size(0);
     long spg = 2 * lsz / seg;
@@ -170,7 +172,7 @@ __kernel void tocl_sort_local(__global const val_t *src, tocl_sort_shape sh, toc
         sk_t k = SK_MAX;
         long id = LONG_MAX;
         if (s < nseg && j < n) {
-            k = sort_key(sort_ld(src, sort_row(&sh, &sl, s / cpr) + j * sl.inner));
+            k = sort_key(sort_ld(src, sort_row(&sh, &sl, s / cpr) + j * sl.inner), desc);
             id = j;
         }
         lk[p] = k;
@@ -205,9 +207,14 @@ __kernel void tocl_sort_local(__global const val_t *src, tocl_sort_shape sh, toc
 }
 
 /* Merge sorted runs of length w pairwise (rows of n, total = nrows * n). */
-__kernel void tocl_sort_merge(__global const sk_t *kin, __global const long *iin, __global sk_t *kout,
-                              __global long *iout, long n, long total, long w)
+__kernel void tocl_sort_merge(__global const sk_t *kin, long kin_off, __global const long *iin, long iin_off,
+                              __global sk_t *kout, long kout_off, __global long *iout, long iout_off, long n,
+                              long total, long w)
 {
+    kin += kin_off;
+    iin += iin_off;
+    kout += kout_off;
+    iout += iout_off;
     long i = get_global_id(0);
     if (i >= total)
         return;
@@ -272,9 +279,12 @@ inline long sort_mode_pos(__global const sk_t *keys, long base, long n)
 /* For row r and output column j < kout: the sorted position chosen by
  * `mode` (TOCL_TAKE_*), its value copied from the source and its index. */
 __kernel void tocl_sort_take(__global const val_t *src, tocl_sort_shape sh, tocl_sort_layout sl, long n,
-                             __global const sk_t *keys, __global const long *idx, long kout, int mode, long k,
-                             __global val_t *vals, tocl_sort_layout vl, __global long *oidx, tocl_sort_layout il)
+                             __global const sk_t *keys, long koff, __global const long *idx, long ioff, long kout,
+                             int mode, long k, __global val_t *vals, tocl_sort_layout vl, __global long *oidx,
+                             tocl_sort_layout il)
 {
+    keys += koff;
+    idx += ioff;
     long i = get_global_id(0);
     if (i >= sh.nrows * kout)
         return;
@@ -359,8 +369,9 @@ inline int uniq_flag(__global const val_t *s, long off, long i)
 
 /* Work-group g covers [g * lsz * chunk, ...): bsum[g] = its group starts. */
 __kernel void tocl_uniq_count(__global const val_t *s, long off, long n, long chunk, __global long *bsum,
-                              __local long *lc)
+                              long boff, __local long *lc)
 {
+    bsum += boff;
     int lid = get_local_id(0);
     long lsz = get_local_size(0), g = get_group_id(0);
     long a = (g * lsz + lid) * chunk, c = 0;
@@ -377,8 +388,9 @@ __kernel void tocl_uniq_count(__global const val_t *s, long off, long n, long ch
 }
 
 /* One work-item: exclusive scan of the block sums; bsum[nblocks] = total. */
-__kernel void tocl_uniq_scan(__global long *bsum, long nblocks)
+__kernel void tocl_uniq_scan(__global long *bsum, long boff, long nblocks)
 {
+    bsum += boff;
     if (get_global_id(0) != 0)
         return;
     long t = 0;
@@ -392,8 +404,10 @@ __kernel void tocl_uniq_scan(__global long *bsum, long nblocks)
 
 /* gid[i] = group index of element i (inclusive count of starts - 1). */
 __kernel void tocl_uniq_apply(__global const val_t *s, long off, long n, long chunk, __global const long *bsum,
-                              __global long *gid, __local long *lc)
+                              long boff, __global long *gid, long gid_off, __local long *lc)
 {
+    bsum += boff;
+    gid += gid_off;
     int lid = get_local_id(0);
     long lsz = get_local_size(0), g = get_group_id(0);
     long a = (g * lsz + lid) * chunk, c = 0;
@@ -418,10 +432,14 @@ __kernel void tocl_uniq_apply(__global const val_t *s, long off, long n, long ch
 }
 
 /* Unique values, group starts (starts[ngroups] = n) and the inverse. */
-__kernel void tocl_uniq_fill(__global const val_t *s, long off, long n, __global const long *perm, int use_perm,
-                             __global const long *gid, __global val_t *vals, long vals_off, __global long *starts,
-                             __global long *inv, long inv_off, int use_inv)
+__kernel void tocl_uniq_fill(__global const val_t *s, long off, long n, __global const long *perm, long perm_off,
+                             int use_perm, __global const long *gid, long gid_off, __global val_t *vals,
+                             long vals_off, __global long *starts, long starts_off, __global long *inv,
+                             long inv_off, int use_inv)
 {
+    perm += perm_off;
+    gid += gid_off;
+    starts += starts_off;
     long i = get_global_id(0);
     if (i >= n)
         return;
@@ -436,8 +454,10 @@ __kernel void tocl_uniq_fill(__global const val_t *s, long off, long n, __global
         inv[inv_off + (use_perm ? perm[i] : i)] = g;
 }
 
-__kernel void tocl_uniq_counts(__global const long *starts, long ngroups, __global long *counts, long counts_off)
+__kernel void tocl_uniq_counts(__global const long *starts, long starts_off, long ngroups, __global long *counts,
+                               long counts_off)
 {
+    starts += starts_off;
     long g = get_global_id(0);
     if (g < ngroups)
         counts[counts_off + g] = starts[g + 1] - starts[g];
@@ -449,8 +469,9 @@ __kernel void tocl_uniq_counts(__global const long *starts, long ngroups, __glob
  * (as double bits for floats, as long for integers); out[2] = 1 if a NaN was
  * seen. */
 __kernel void tocl_minmax(__global const val_t *src, long off, long inner, long n, __global ulong *out,
-                          __local ct_t *lmin, __local ct_t *lmax, __local int *lnan)
+                          long out_off, __local ct_t *lmin, __local ct_t *lmax, __local int *lnan)
 {
+    out += out_off;
     int lid = get_local_id(0);
     long lsz = get_local_size(0);
     ct_t mn = 0, mx = 0;
@@ -501,8 +522,9 @@ __kernel void tocl_minmax(__global const val_t *src, long off, long inner, long 
  * arithmetic of PyTorch's CPU kernel (each step rounded to the storage type
  * for float16/bfloat16, where c10's operators do the same). */
 __kernel void tocl_histc(__global const val_t *src, long off, long inner, long n, ct_t lo, ct_t hi, long bins,
-                         __global uint *cnt)
+                         __global uint *cnt, long cnt_off)
 {
+    cnt += cnt_off;
     long i = get_global_id(0);
     if (i >= n)
         return;
@@ -515,8 +537,10 @@ __kernel void tocl_histc(__global const val_t *src, long off, long inner, long n
     atomic_inc(&cnt[pos]);
 }
 
-__kernel void tocl_histc_store(__global const uint *cnt, long bins, __global val_t *out, long off, long inner)
+__kernel void tocl_histc_store(__global const uint *cnt, long cnt_off, long bins, __global val_t *out, long off,
+                               long inner)
 {
+    cnt += cnt_off;
     long b = get_global_id(0);
     if (b < bins)
         sort_st(out, off + b * inner, (ct_t)cnt[b]);
@@ -526,13 +550,15 @@ __kernel void tocl_histc_store(__global const uint *cnt, long bins, __global val
  * its elements in input order (perm is increasing within a bin, the sort
  * being stable), so float sums match a sequential loop bit for bit. Built
  * for the output dtype; use_w = 0 counts into int64 (TOCL_SORT_I64). */
-__kernel void tocl_bincount(__global const long *sorted, long n, __global const long *perm,
+__kernel void tocl_bincount(__global const long *sorted, long s_off, long n, __global const long *perm, long p_off,
                             __global const val_t *w, long w_off, long w_inner, int use_w, long nbins,
                             __global val_t *out, long out_off, long out_inner)
 {
     long b = get_global_id(0);
     if (b >= nbins)
         return;
+    sorted += s_off;
+    perm += p_off;
     long lo = 0, hi = n;
     while (lo < hi) {
         long m = (lo + hi) >> 1;
