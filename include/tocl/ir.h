@@ -41,6 +41,98 @@ typedef enum tocl_ir_op {
     TOCL_IR_MUL,
     TOCL_IR_DIV,       /* true division; operands are floating */
     TOCL_IR_NEG,
+    /* Appended by the pointwise op library (runtime/fusion/ir_ops.c has the
+     * formulas). Integer division-like ops never trap: a zero divisor gives
+     * a defined value (no host sync to raise, as on CUDA). */
+    TOCL_IR_TRUNC_DIV,  /* division rounded toward zero */
+    TOCL_IR_FLOOR_DIV,  /* Python // (floats as c10::div_floor_floating) */
+    TOCL_IR_REMAINDER,  /* Python %: the sign of the divisor */
+    TOCL_IR_FMOD,       /* C fmod: the sign of the dividend */
+    TOCL_IR_POW,        /* integer pow: negative exponents as PyTorch's powi */
+    TOCL_IR_ABS,
+    TOCL_IR_SIGN,
+    TOCL_IR_RECIPROCAL,
+    TOCL_IR_SQRT,
+    TOCL_IR_RSQRT,
+    TOCL_IR_EXP,
+    TOCL_IR_EXP2,
+    TOCL_IR_EXPM1,
+    TOCL_IR_LOG,
+    TOCL_IR_LOG2,
+    TOCL_IR_LOG10,
+    TOCL_IR_LOG1P,
+    TOCL_IR_SIN,
+    TOCL_IR_COS,
+    TOCL_IR_TAN,
+    TOCL_IR_ASIN,
+    TOCL_IR_ACOS,
+    TOCL_IR_ATAN,
+    TOCL_IR_SINH,
+    TOCL_IR_COSH,
+    TOCL_IR_TANH,
+    TOCL_IR_ASINH,
+    TOCL_IR_ACOSH,
+    TOCL_IR_ATANH,
+    TOCL_IR_ERF,
+    TOCL_IR_ERFC,
+    TOCL_IR_ERFINV,
+    TOCL_IR_LGAMMA,
+    TOCL_IR_DIGAMMA,
+    TOCL_IR_SIGMOID,
+    TOCL_IR_FLOOR,
+    TOCL_IR_CEIL,
+    TOCL_IR_ROUND,      /* half to even */
+    TOCL_IR_TRUNC,
+    TOCL_IR_FRAC,
+    TOCL_IR_ATAN2,
+    TOCL_IR_HYPOT,
+    TOCL_IR_COPYSIGN,
+    TOCL_IR_XLOGY,
+    TOCL_IR_HEAVISIDE,
+    TOCL_IR_MAXIMUM,    /* NaN-propagating */
+    TOCL_IR_MINIMUM,
+    TOCL_IR_FMAX,       /* NaN-ignoring */
+    TOCL_IR_FMIN,
+    TOCL_IR_BITWISE_AND,
+    TOCL_IR_BITWISE_OR,
+    TOCL_IR_BITWISE_XOR,
+    TOCL_IR_BITWISE_NOT,
+    TOCL_IR_LSHIFT,     /* out-of-range counts give 0, as PyTorch on the CPU */
+    TOCL_IR_RSHIFT,     /* out-of-range counts shift out every bit but the sign */
+    /* predicates: the result is bool */
+    TOCL_IR_EQ,
+    TOCL_IR_NE,
+    TOCL_IR_LT,
+    TOCL_IR_LE,
+    TOCL_IR_GT,
+    TOCL_IR_GE,
+    TOCL_IR_LOGICAL_AND,
+    TOCL_IR_LOGICAL_OR,
+    TOCL_IR_LOGICAL_XOR,
+    TOCL_IR_LOGICAL_NOT,
+    TOCL_IR_ISNAN,
+    TOCL_IR_ISINF,
+    TOCL_IR_ISFINITE,
+    TOCL_IR_ISPOSINF,
+    TOCL_IR_ISNEGINF,
+    TOCL_IR_SIGNBIT,
+    /* selection and blends */
+    TOCL_IR_WHERE,      /* arg0 ? arg1 : arg2 */
+    TOCL_IR_LERP,       /* lerp(start, end, weight) as PyTorch's two-sided formula */
+    /* activations and their gradients (x: input, g: incoming gradient) */
+    TOCL_IR_GELU,               /* exact (erf) */
+    TOCL_IR_GELU_TANH,
+    TOCL_IR_GELU_BACKWARD,      /* (g, x) */
+    TOCL_IR_GELU_TANH_BACKWARD, /* (g, x) */
+    TOCL_IR_SILU,
+    TOCL_IR_SILU_BACKWARD,      /* (g, x) */
+    TOCL_IR_MISH,
+    TOCL_IR_LOGSIGMOID,
+    TOCL_IR_LOGSIGMOID_BACKWARD, /* (g, x) */
+    TOCL_IR_SOFTPLUS,           /* (x, beta, threshold) */
+    TOCL_IR_SOFTSHRINK,         /* (x, lambda) */
+    TOCL_IR_HARDSHRINK,         /* (x, lambda) */
+    TOCL_IR_SHRINK_BACKWARD,    /* (g, x, lambda): 0 inside [-lambda, lambda] */
     TOCL_IR_OP_COUNT
 } tocl_ir_op;
 

@@ -9,24 +9,291 @@
  * bool column means "same as the integer column". */
 #define NA ""
 
+/* Helpers: functions too long for one expression. Each is a template over
+ * %T (see ir_internal.h), so float and double, or each integer type, get
+ * their own copy. Integer division never traps: PoCL runs kernels as native
+ * x86 code, where a zero divisor or MIN / -1 raises SIGFPE and kills the
+ * process, so those divisors are answered before dividing. */
+static const char h_trunc_div_int[] =
+    "inline %T tocl_tdiv_%T(%T a, %T b)\n{\n"
+    "    if (b == 0)\n        return 0;\n"
+    "    if (b == -1)\n        return (%T)(0 - (%U)a);\n"
+    "    return (%T)(a / b);\n}\n";
+
+/* c10::div_floor_floating: floor of the exact quotient via fmod, so that
+ * e.g. 1 // 0.1 is 9 like Python, and IEEE results for a zero divisor. */
+static const char h_floor_div_float[] =
+    "inline %T tocl_fdiv_%T(%T a, %T b)\n{\n"
+    "    if (b == 0)\n        return a / b;\n"
+    "    %T m = fmod(a, b);\n"
+    "    %T d = (a - m) / b;\n"
+    "    if (m != 0 && (b < 0) != (m < 0))\n        d -= 1;\n"
+    "    if (d == 0)\n        return copysign((%T)0, a / b);\n"
+    "    %T f = floor(d);\n"
+    "    if (d - f > 0.5%F)\n        f += 1;\n"
+    "    return f;\n}\n";
+
+static const char h_floor_div_int[] =
+    "inline %T tocl_fdiv_%T(%T a, %T b)\n{\n"
+    "    if (b == 0)\n        return 0;\n"
+    "    if (b == -1)\n        return (%T)(0 - (%U)a);\n"
+    "    %T q = (%T)(a / b), r = (%T)(a % b);\n"
+    "    return (r != 0 && (r < 0) != (b < 0)) ? (%T)(q - 1) : q;\n}\n";
+
+static const char h_rem_float[] =
+    "inline %T tocl_rem_%T(%T a, %T b)\n{\n"
+    "    %T m = fmod(a, b);\n"
+    "    if (m != 0 && (b < 0) != (m < 0))\n        m += b;\n"
+    "    return m;\n}\n";
+
+static const char h_rem_int[] =
+    "inline %T tocl_rem_%T(%T a, %T b)\n{\n"
+    "    if (b == 0 || b == -1)\n        return 0;\n"
+    "    %T r = (%T)(a % b);\n"
+    "    if (r != 0 && (r < 0) != (b < 0))\n        r += b;\n"
+    "    return r;\n}\n";
+
+/* PyTorch's powi: square-and-multiply, wrapping like the CPU (products in
+ * the unsigned type, where wrapping is defined); negative exponents give
+ * 1, +-1 or 0. */
+static const char h_pow_int[] =
+    "inline %T tocl_pow_%T(%T a, %T b)\n{\n"
+    "    if (b < 0) {\n"
+    "        if (a == 1)\n            return 1;\n"
+    "        if (a == -1)\n            return (b & 1) ? (%T)-1 : (%T)1;\n"
+    "        return 0;\n    }\n"
+    "    %U r = 1, x = (%U)a;\n"
+    "    while (b) {\n"
+    "        if (b & 1)\n            r = (%U)(r * x);\n"
+    "        b >>= 1;\n"
+    "        x = (%U)(x * x);\n    }\n"
+    "    return (%T)r;\n}\n";
+
+/* Giles' single-precision approximation ("Approximating the erfinv
+ * function", GPU Gems 2011), then two Newton steps on erf, which bring it
+ * to full double precision as well. */
+static const char h_erfinv[] =
+    "inline %T tocl_erfinv_%T(%T y)\n{\n"
+    "    if (!(fabs(y) < 1))\n"
+    "        return fabs(y) == 1 ? copysign((%T)INFINITY, y) : (%T)NAN;\n"
+    "    %T w = -log((1 - y) * (1 + y)), p;\n"
+    "    if (w < 5) {\n"
+    "        w -= 2.5%F;\n"
+    "        p = 2.81022636e-08%F;\n"
+    "        p = 3.43273939e-07%F + p * w;\n"
+    "        p = -3.5233877e-06%F + p * w;\n"
+    "        p = -4.39150654e-06%F + p * w;\n"
+    "        p = 0.00021858087%F + p * w;\n"
+    "        p = -0.00125372503%F + p * w;\n"
+    "        p = -0.00417768164%F + p * w;\n"
+    "        p = 0.246640727%F + p * w;\n"
+    "        p = 1.50140941%F + p * w;\n"
+    "    } else {\n"
+    "        w = sqrt(w) - 3;\n"
+    "        p = -0.000200214257%F;\n"
+    "        p = 0.000100950558%F + p * w;\n"
+    "        p = 0.00134934322%F + p * w;\n"
+    "        p = -0.00367342844%F + p * w;\n"
+    "        p = 0.00573950773%F + p * w;\n"
+    "        p = -0.0076224613%F + p * w;\n"
+    "        p = 0.00943887047%F + p * w;\n"
+    "        p = 1.00167406%F + p * w;\n"
+    "        p = 2.83297682%F + p * w;\n"
+    "    }\n"
+    "    %T x = p * y;\n"
+    "    for (int k = 0; k < 2; k++)\n"
+    "        x -= (erf(x) - y) / (1.12837916709551257390%F * exp(-x * x));\n"
+    "    return x;\n}\n";
+
+/* calc_digamma of PyTorch: reflection for negative x, recurrence up to 10,
+ * then the asymptotic series. */
+static const char h_digamma[] =
+    "inline %T tocl_digamma_%T(%T x)\n{\n"
+    "    if (x == 0)\n        return copysign((%T)INFINITY, -x);\n"
+    "    %T result = 0;\n"
+    "    if (x < 0) {\n"
+    "        if (x == trunc(x))\n            return (%T)NAN;\n"
+    "        %T r = x - trunc(x);\n"
+    "        result = -3.14159265358979323846%F / tan(3.14159265358979323846%F * r);\n"
+    "        x = 1 - x;\n    }\n"
+    "    while (x < 10) {\n        result -= 1 / x;\n        x += 1;\n    }\n"
+    "    if (x == 10)\n        return result + 2.25175258906672110764%F;\n"
+    "    %T y = 0;\n"
+    "    if (x < 1.0e17%F) {\n"
+    "        %T z = 1 / (x * x);\n"
+    "        y = 8.33333333333333333333E-2%F;\n"
+    "        y = y * z - 2.10927960927960927961E-2%F;\n"
+    "        y = y * z + 7.57575757575757575758E-3%F;\n"
+    "        y = y * z - 4.16666666666666666667E-3%F;\n"
+    "        y = y * z + 3.96825396825396825397E-3%F;\n"
+    "        y = y * z - 8.33333333333333333333E-3%F;\n"
+    "        y = y * z + 8.33333333333333333333E-2%F;\n"
+    "        y *= z;\n    }\n"
+    "    return result + log(x) - 0.5%F / x - y;\n}\n";
+
+/* The gradients below follow PyTorch's CPU kernels term by term. */
+static const char h_gelu_tanh_bw[] =
+    "inline %T tocl_gelu_tanh_bw_%T(%T dy, %T x)\n{\n"
+    "    %T kb = 0.79788456080286535588%F, kk = 0.044715%F;\n"
+    "    %T x_sq = x * x;\n"
+    "    %T t = tanh(kb * (x + kk * x_sq * x));\n"
+    "    %T left = 0.5%F * x;\n"
+    "    %T left_d = 0.5%F * (1 + t);\n"
+    "    %T right_d = left * (1 - t * t) * (kb * (1 + 3 * kk * x_sq));\n"
+    "    return dy * (left_d + right_d);\n}\n";
+
+static const char h_silu_bw[] =
+    "inline %T tocl_silu_bw_%T(%T dy, %T x)\n{\n"
+    "    %T s = 1 / (1 + exp(-x));\n"
+    "    return dy * s * (1 + x * (1 - s));\n}\n";
+
+static const char h_logsigmoid_bw[] =
+    "inline %T tocl_logsigmoid_bw_%T(%T dy, %T x)\n{\n"
+    "    %T z = exp(-fabs(x));\n"
+    "    return x < 0 ? (1 - z / (1 + z)) * dy : (z / (1 + z)) * dy;\n}\n";
+
 /* Integer arithmetic relies on OpenCL C's usual conversions: char/short
  * operands promote to int and the assignment to the node's variable wraps
- * modulo 2^bits, which is what PyTorch's integer ops do. */
+ * modulo 2^bits, which is what PyTorch's integer ops do. Rows list, in
+ * order: name, arity, signature, float, integer and bool formulas, float
+ * and integer helpers. */
+#define ROW(op, name, arity, sig, ff, fi, fb) [op] = {name, arity, sig, ff, fi, fb, NULL, NULL}
+#define ROWH(op, name, arity, sig, ff, fi, fb, hf, hi) [op] = {name, arity, sig, ff, fi, fb, hf, hi}
+#define UNARY_FLOAT(op, name, f) ROW(op, name, 1, TOCL_IR_SIG_SAME, f, NA, NA)
+#define BINARY_FLOAT(op, name, f) ROW(op, name, 2, TOCL_IR_SIG_SAME, f, NA, NA)
+#define PREDICATE(op, name, arity, f) ROW(op, name, arity, TOCL_IR_SIG_CMP, f, f, NULL)
+
 static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
-    /* op                name      arity sig                 float         integer        bool */
-    [TOCL_IR_INPUT]  = {"input",  0, TOCL_IR_SIG_LEAF, NULL, NULL, NULL},
-    [TOCL_IR_SCALAR] = {"scalar", 0, TOCL_IR_SIG_LEAF, NULL, NULL, NULL},
+    ROW(TOCL_IR_INPUT, "input", 0, TOCL_IR_SIG_LEAF, NULL, NULL, NULL),
+    ROW(TOCL_IR_SCALAR, "scalar", 0, TOCL_IR_SIG_LEAF, NULL, NULL, NULL),
     /* CAST's text depends on both dtypes; render.c builds it (cast_expr). */
-    [TOCL_IR_CAST]   = {"cast",   1, TOCL_IR_SIG_CAST, NULL, NULL, NULL},
-    [TOCL_IR_ADD]    = {"add",    2, TOCL_IR_SIG_SAME, "(%0 + %1)", "(%0 + %1)", NULL},
+    ROW(TOCL_IR_CAST, "cast", 1, TOCL_IR_SIG_CAST, NULL, NULL, NULL),
+    ROW(TOCL_IR_ADD, "add", 2, TOCL_IR_SIG_SAME, "(%0 + %1)", "(%0 + %1)", NULL),
     /* PyTorch refuses bool subtraction ("use ^ or logical_xor"). */
-    [TOCL_IR_SUB]    = {"sub",    2, TOCL_IR_SIG_SAME, "(%0 - %1)", "(%0 - %1)", NA},
-    [TOCL_IR_MUL]    = {"mul",    2, TOCL_IR_SIG_SAME, "(%0 * %1)", "(%0 * %1)", NULL},
+    ROW(TOCL_IR_SUB, "sub", 2, TOCL_IR_SIG_SAME, "(%0 - %1)", "(%0 - %1)", NA),
+    ROW(TOCL_IR_MUL, "mul", 2, TOCL_IR_SIG_SAME, "(%0 * %1)", "(%0 * %1)", NULL),
     /* True division only: integer operands are cast to a floating type by
      * whoever builds the graph, as torch.div does. */
-    [TOCL_IR_DIV]    = {"div",    2, TOCL_IR_SIG_SAME, "(%0 / %1)", NA, NA},
+    ROW(TOCL_IR_DIV, "div", 2, TOCL_IR_SIG_SAME, "(%0 / %1)", NA, NA),
     /* PyTorch refuses negation of bool. */
-    [TOCL_IR_NEG]    = {"neg",    1, TOCL_IR_SIG_SAME, "(-%0)", "(-%0)", NA},
+    ROW(TOCL_IR_NEG, "neg", 1, TOCL_IR_SIG_SAME, "(-%0)", "(-%0)", NA),
+
+    ROWH(TOCL_IR_TRUNC_DIV, "trunc_div", 2, TOCL_IR_SIG_SAME, "trunc(%0 / %1)", "tocl_tdiv_%T(%0, %1)", NA, NULL,
+         h_trunc_div_int),
+    ROWH(TOCL_IR_FLOOR_DIV, "floor_div", 2, TOCL_IR_SIG_SAME, "tocl_fdiv_%T(%0, %1)", "tocl_fdiv_%T(%0, %1)", NA,
+         h_floor_div_float, h_floor_div_int),
+    ROWH(TOCL_IR_REMAINDER, "remainder", 2, TOCL_IR_SIG_SAME, "tocl_rem_%T(%0, %1)", "tocl_rem_%T(%0, %1)", NA,
+         h_rem_float, h_rem_int),
+    ROW(TOCL_IR_FMOD, "fmod", 2, TOCL_IR_SIG_SAME, "fmod(%0, %1)",
+        "((%1 == 0 || %1 == -1) ? (%T)0 : (%T)(%0 % %1))", NA),
+    ROWH(TOCL_IR_POW, "pow", 2, TOCL_IR_SIG_SAME, "pow(%0, %1)", "tocl_pow_%T(%0, %1)", NA, NULL, h_pow_int),
+    /* abs of an integer: OpenCL's abs returns the unsigned type, and the
+     * conversion back wraps abs(MIN) to MIN as PyTorch does. */
+    ROW(TOCL_IR_ABS, "abs", 1, TOCL_IR_SIG_SAME, "fabs(%0)", "abs(%0)", NA),
+    /* NaN has sign 0, as on the CPU. */
+    ROW(TOCL_IR_SIGN, "sign", 1, TOCL_IR_SIG_SAME, "(%T)((%0 > 0) - (%0 < 0))", "(%T)((%0 > 0) - (%0 < 0))", "%0"),
+    UNARY_FLOAT(TOCL_IR_RECIPROCAL, "reciprocal", "(1.0%F / %0)"),
+    UNARY_FLOAT(TOCL_IR_SQRT, "sqrt", "sqrt(%0)"),
+    UNARY_FLOAT(TOCL_IR_RSQRT, "rsqrt", "rsqrt(%0)"),
+    UNARY_FLOAT(TOCL_IR_EXP, "exp", "exp(%0)"),
+    UNARY_FLOAT(TOCL_IR_EXP2, "exp2", "exp2(%0)"),
+    UNARY_FLOAT(TOCL_IR_EXPM1, "expm1", "expm1(%0)"),
+    UNARY_FLOAT(TOCL_IR_LOG, "log", "log(%0)"),
+    UNARY_FLOAT(TOCL_IR_LOG2, "log2", "log2(%0)"),
+    UNARY_FLOAT(TOCL_IR_LOG10, "log10", "log10(%0)"),
+    UNARY_FLOAT(TOCL_IR_LOG1P, "log1p", "log1p(%0)"),
+    UNARY_FLOAT(TOCL_IR_SIN, "sin", "sin(%0)"),
+    UNARY_FLOAT(TOCL_IR_COS, "cos", "cos(%0)"),
+    UNARY_FLOAT(TOCL_IR_TAN, "tan", "tan(%0)"),
+    UNARY_FLOAT(TOCL_IR_ASIN, "asin", "asin(%0)"),
+    UNARY_FLOAT(TOCL_IR_ACOS, "acos", "acos(%0)"),
+    UNARY_FLOAT(TOCL_IR_ATAN, "atan", "atan(%0)"),
+    UNARY_FLOAT(TOCL_IR_SINH, "sinh", "sinh(%0)"),
+    UNARY_FLOAT(TOCL_IR_COSH, "cosh", "cosh(%0)"),
+    UNARY_FLOAT(TOCL_IR_TANH, "tanh", "tanh(%0)"),
+    UNARY_FLOAT(TOCL_IR_ASINH, "asinh", "asinh(%0)"),
+    UNARY_FLOAT(TOCL_IR_ACOSH, "acosh", "acosh(%0)"),
+    UNARY_FLOAT(TOCL_IR_ATANH, "atanh", "atanh(%0)"),
+    UNARY_FLOAT(TOCL_IR_ERF, "erf", "erf(%0)"),
+    UNARY_FLOAT(TOCL_IR_ERFC, "erfc", "erfc(%0)"),
+    ROWH(TOCL_IR_ERFINV, "erfinv", 1, TOCL_IR_SIG_SAME, "tocl_erfinv_%T(%0)", NA, NA, h_erfinv, NULL),
+    UNARY_FLOAT(TOCL_IR_LGAMMA, "lgamma", "lgamma(%0)"),
+    ROWH(TOCL_IR_DIGAMMA, "digamma", 1, TOCL_IR_SIG_SAME, "tocl_digamma_%T(%0)", NA, NA, h_digamma, NULL),
+    UNARY_FLOAT(TOCL_IR_SIGMOID, "sigmoid", "(1.0%F / (1.0%F + exp(-%0)))"),
+    /* Rounding is the identity on integers (PyTorch returns a copy). */
+    ROW(TOCL_IR_FLOOR, "floor", 1, TOCL_IR_SIG_SAME, "floor(%0)", "%0", NA),
+    ROW(TOCL_IR_CEIL, "ceil", 1, TOCL_IR_SIG_SAME, "ceil(%0)", "%0", NA),
+    ROW(TOCL_IR_ROUND, "round", 1, TOCL_IR_SIG_SAME, "rint(%0)", "%0", NA),
+    ROW(TOCL_IR_TRUNC, "trunc", 1, TOCL_IR_SIG_SAME, "trunc(%0)", "%0", NA),
+    UNARY_FLOAT(TOCL_IR_FRAC, "frac", "(%0 - trunc(%0))"),
+    BINARY_FLOAT(TOCL_IR_ATAN2, "atan2", "atan2(%0, %1)"),
+    BINARY_FLOAT(TOCL_IR_HYPOT, "hypot", "hypot(%0, %1)"),
+    BINARY_FLOAT(TOCL_IR_COPYSIGN, "copysign", "copysign(%0, %1)"),
+    BINARY_FLOAT(TOCL_IR_XLOGY, "xlogy", "(isnan(%1) ? %1 : (%0 == 0 ? (%T)0 : %0 * log(%1)))"),
+    ROW(TOCL_IR_HEAVISIDE, "heaviside", 2, TOCL_IR_SIG_SAME, "(%0 == 0 ? %1 : (%T)(%0 > 0))",
+        "(%0 == 0 ? %1 : (%T)(%0 > 0))", NULL),
+    ROW(TOCL_IR_MAXIMUM, "maximum", 2, TOCL_IR_SIG_SAME, "(isnan(%0) ? %0 : (isnan(%1) ? %1 : fmax(%0, %1)))",
+        "max(%0, %1)", "(%0 || %1)"),
+    ROW(TOCL_IR_MINIMUM, "minimum", 2, TOCL_IR_SIG_SAME, "(isnan(%0) ? %0 : (isnan(%1) ? %1 : fmin(%0, %1)))",
+        "min(%0, %1)", "(%0 && %1)"),
+    ROW(TOCL_IR_FMAX, "fmax", 2, TOCL_IR_SIG_SAME, "fmax(%0, %1)", "max(%0, %1)", "(%0 || %1)"),
+    ROW(TOCL_IR_FMIN, "fmin", 2, TOCL_IR_SIG_SAME, "fmin(%0, %1)", "min(%0, %1)", "(%0 && %1)"),
+    ROW(TOCL_IR_BITWISE_AND, "bitwise_and", 2, TOCL_IR_SIG_SAME, NA, "(%0 & %1)", NULL),
+    ROW(TOCL_IR_BITWISE_OR, "bitwise_or", 2, TOCL_IR_SIG_SAME, NA, "(%0 | %1)", NULL),
+    ROW(TOCL_IR_BITWISE_XOR, "bitwise_xor", 2, TOCL_IR_SIG_SAME, NA, "(%0 ^ %1)", NULL),
+    ROW(TOCL_IR_BITWISE_NOT, "bitwise_not", 1, TOCL_IR_SIG_SAME, NA, "(~%0)", "(!%0)"),
+    /* Shifts as PyTorch's CPU kernels: a count < 0 or >= the bit width gives
+     * 0 for <<, and for >> the shift by width-1 (signed) or width. */
+    ROW(TOCL_IR_LSHIFT, "lshift", 2, TOCL_IR_SIG_SAME, NA,
+        "((%1 < 0 || %1 >= (long)(sizeof(%T) * 8)) ? (%T)0 : (%T)((%U)%0 << %1))", NA),
+    ROW(TOCL_IR_RSHIFT, "rshift", 2, TOCL_IR_SIG_SAME, NA,
+        "((%1 < 0 || %1 >= (long)(sizeof(%T) * 8) - ((%T)-1 < 0)) ? "
+        "(%T)(%0 >> ((long)(sizeof(%T) * 8) - ((%T)-1 < 0))) : (%T)(%0 >> %1))", NA),
+
+    PREDICATE(TOCL_IR_EQ, "eq", 2, "(%0 == %1)"),
+    PREDICATE(TOCL_IR_NE, "ne", 2, "(%0 != %1)"),
+    PREDICATE(TOCL_IR_LT, "lt", 2, "(%0 < %1)"),
+    PREDICATE(TOCL_IR_LE, "le", 2, "(%0 <= %1)"),
+    PREDICATE(TOCL_IR_GT, "gt", 2, "(%0 > %1)"),
+    PREDICATE(TOCL_IR_GE, "ge", 2, "(%0 >= %1)"),
+    PREDICATE(TOCL_IR_LOGICAL_AND, "logical_and", 2, "(%0 != 0 && %1 != 0)"),
+    PREDICATE(TOCL_IR_LOGICAL_OR, "logical_or", 2, "(%0 != 0 || %1 != 0)"),
+    PREDICATE(TOCL_IR_LOGICAL_XOR, "logical_xor", 2, "((%0 != 0) != (%1 != 0))"),
+    PREDICATE(TOCL_IR_LOGICAL_NOT, "logical_not", 1, "(%0 == 0)"),
+    ROW(TOCL_IR_ISNAN, "isnan", 1, TOCL_IR_SIG_CMP, "isnan(%0)", "false", NULL),
+    ROW(TOCL_IR_ISINF, "isinf", 1, TOCL_IR_SIG_CMP, "isinf(%0)", "false", NULL),
+    ROW(TOCL_IR_ISFINITE, "isfinite", 1, TOCL_IR_SIG_CMP, "isfinite(%0)", "true", NULL),
+    ROW(TOCL_IR_ISPOSINF, "isposinf", 1, TOCL_IR_SIG_CMP, "(%0 == INFINITY)", "false", NULL),
+    ROW(TOCL_IR_ISNEGINF, "isneginf", 1, TOCL_IR_SIG_CMP, "(%0 == -INFINITY)", "false", NULL),
+    ROW(TOCL_IR_SIGNBIT, "signbit", 1, TOCL_IR_SIG_CMP, "signbit(%0)", "(%0 < 0)", "false"),
+
+    ROW(TOCL_IR_WHERE, "where", 3, TOCL_IR_SIG_WHERE, "(%0 ? %1 : %2)", "(%0 ? %1 : %2)", NULL),
+    /* PyTorch's lerp: from the nearer end, so weight 1 gives end exactly. */
+    ROW(TOCL_IR_LERP, "lerp", 3, TOCL_IR_SIG_SAME,
+        "(fabs(%2) < 0.5%F ? %0 + %2 * (%1 - %0) : %1 - (%1 - %0) * (1.0%F - %2))", NA, NA),
+
+    UNARY_FLOAT(TOCL_IR_GELU, "gelu", "(%0 * 0.5%F * (1.0%F + erf(%0 * 0.70710678118654752440%F)))"),
+    UNARY_FLOAT(TOCL_IR_GELU_TANH, "gelu_tanh",
+                "(0.5%F * %0 * (1.0%F + tanh(0.79788456080286535588%F * (%0 + 0.044715%F * %0 * %0 * %0))))"),
+    BINARY_FLOAT(TOCL_IR_GELU_BACKWARD, "gelu_backward",
+                 "(%0 * (0.5%F * (1.0%F + erf(%1 * 0.70710678118654752440%F)) + "
+                 "%1 * 0.39894228040143267794%F * exp(-0.5%F * %1 * %1)))"),
+    ROWH(TOCL_IR_GELU_TANH_BACKWARD, "gelu_tanh_backward", 2, TOCL_IR_SIG_SAME, "tocl_gelu_tanh_bw_%T(%0, %1)", NA,
+         NA, h_gelu_tanh_bw, NULL),
+    UNARY_FLOAT(TOCL_IR_SILU, "silu", "(%0 / (1.0%F + exp(-%0)))"),
+    ROWH(TOCL_IR_SILU_BACKWARD, "silu_backward", 2, TOCL_IR_SIG_SAME, "tocl_silu_bw_%T(%0, %1)", NA, NA, h_silu_bw,
+         NULL),
+    UNARY_FLOAT(TOCL_IR_MISH, "mish", "(%0 * tanh(log1p(exp(%0))))"),
+    UNARY_FLOAT(TOCL_IR_LOGSIGMOID, "logsigmoid", "(fmin(%0, (%T)0) - log1p(exp(-fabs(%0))))"),
+    ROWH(TOCL_IR_LOGSIGMOID_BACKWARD, "logsigmoid_backward", 2, TOCL_IR_SIG_SAME, "tocl_logsigmoid_bw_%T(%0, %1)",
+         NA, NA, h_logsigmoid_bw, NULL),
+    ROW(TOCL_IR_SOFTPLUS, "softplus", 3, TOCL_IR_SIG_SAME, "((%0 * %1) > %2 ? %0 : log1p(exp(%0 * %1)) / %1)", NA,
+        NA),
+    ROW(TOCL_IR_SOFTSHRINK, "softshrink", 2, TOCL_IR_SIG_SAME,
+        "(%0 > %1 ? %0 - %1 : (%0 < -%1 ? %0 + %1 : %0 * 0))", NA, NA),
+    ROW(TOCL_IR_HARDSHRINK, "hardshrink", 2, TOCL_IR_SIG_SAME, "((%0 >= -%1 && %0 <= %1) ? (%T)0 : %0)", NA, NA),
+    ROW(TOCL_IR_SHRINK_BACKWARD, "shrink_backward", 3, TOCL_IR_SIG_SAME, "((%1 >= -%2 && %1 <= %2) ? (%T)0 : %0)",
+        NA, NA),
 };
 
 const tocl_ir_op_info *tocl_ir_op_info_get(tocl_ir_op op) {
@@ -52,4 +319,11 @@ const char *tocl_ir_op_formula(tocl_ir_op op, tocl_dtype cls) {
     else
         f = info->f_int;
     return (f && *f) ? f : NULL;
+}
+
+const char *tocl_ir_op_helper(tocl_ir_op op, tocl_dtype cls) {
+    const tocl_ir_op_info *info = tocl_ir_op_info_get(op);
+    if (!info || !tocl_ir_op_formula(op, cls))
+        return NULL;
+    return tocl_dtype_is_float(cls) ? info->h_float : info->h_int;
 }

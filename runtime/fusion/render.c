@@ -88,15 +88,63 @@ static void put_cast(text *t, int a, tocl_dtype from, tocl_dtype to) {
         put(t, "(%s)v%d", compute_type(to), a);
 }
 
-/* Copy a formula template, replacing %0 %1 %2 by argument variables. */
-static void put_formula(text *t, const char *f, const int *args, int arity) {
+/* Unsigned counterpart of an integer compute type (for wrapping arithmetic). */
+static const char *unsigned_type(tocl_dtype t) {
+    static const char *names[TOCL_NUM_DTYPES] = {"uchar", "uchar", "uchar", "ushort", "uint", "ulong",
+                                                 "uint",  "uint",  "uint",  "ulong"};
+    return names[t];
+}
+
+/* Copy a formula template, replacing %0 %1 %2 by argument variables and
+ * %T %U %F by the type, unsigned type and literal suffix of class `cls`
+ * (see ir_internal.h). Any other '%' (the modulo operator) is copied. */
+static void put_formula(text *t, const char *f, const int *args, int arity, tocl_dtype cls) {
     for (; *f; f++) {
         if (f[0] == '%' && f[1] >= '0' && f[1] < '0' + arity) {
             put(t, "v%d", args[f[1] - '0']);
             f++;
+        } else if (f[0] == '%' && (f[1] == 'T' || f[1] == 'U' || f[1] == 'F')) {
+            if (f[1] == 'T')
+                put(t, "%s", compute_type(cls));
+            else if (f[1] == 'U')
+                put(t, "%s", unsigned_type(cls));
+            else
+                put(t, "%s", cls == TOCL_F32 ? "f" : "");
+            f++;
         } else {
             put(t, "%c", *f);
         }
+    }
+}
+
+/* The dtype class an op node is computed in: its arguments' for predicates. */
+static tocl_dtype node_class(const tocl_ir_graph *g, const tocl_ir_node *n, const tocl_ir_op_info *info) {
+    return info->sig == TOCL_IR_SIG_CMP ? g->nodes[n->arg[0]].dtype : n->dtype;
+}
+
+/* Helper functions used by the graph, each (op, class) once, in node order
+ * so the text is a function of the graph alone. */
+static void put_helpers(text *t, const tocl_ir_graph *g) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const tocl_ir_node *n = &g->nodes[i];
+        const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);
+        if (info->sig == TOCL_IR_SIG_LEAF || info->sig == TOCL_IR_SIG_CAST)
+            continue;
+        tocl_dtype cls = node_class(g, n, info);
+        const char *h = tocl_ir_op_helper(n->op, cls);
+        if (!h)
+            continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) {
+            const tocl_ir_node *m = &g->nodes[j];
+            const tocl_ir_op_info *mi = tocl_ir_op_info_get(m->op);
+            seen = m->op == n->op && mi->sig != TOCL_IR_SIG_LEAF && mi->sig != TOCL_IR_SIG_CAST &&
+                   node_class(g, m, mi) == cls;
+        }
+        if (seen)
+            continue;
+        put_formula(t, h, n->arg, 0, cls);
+        put(t, "\n");
     }
 }
 
@@ -193,8 +241,8 @@ static void put_node(text *t, const tocl_ir_graph *g, int i, int rank) {
     } else if (info->sig == TOCL_IR_SIG_CAST) {
         put_cast(t, n->arg[0], g->nodes[n->arg[0]].dtype, n->dtype);
     } else {
-        tocl_dtype cls = info->sig == TOCL_IR_SIG_CMP ? g->nodes[n->arg[0]].dtype : n->dtype;
-        put_formula(t, tocl_ir_op_formula(n->op, cls), n->arg, info->arity);
+        tocl_dtype cls = node_class(g, n, info);
+        put_formula(t, tocl_ir_op_formula(n->op, cls), n->arg, info->arity, cls);
     }
     put(t, ";\n");
 }
@@ -239,6 +287,7 @@ tocl_status tocl_ir_render(const tocl_ir_graph *g, int rank, char *buf, size_t c
             put(&t, "%s", bf16_helper);
             break;
         }
+    put_helpers(&t, g);
     put_signature(&t, g, rank);
     if (rank > 0)
         put_offsets(&t, g, rank);

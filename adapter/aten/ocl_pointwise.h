@@ -1,0 +1,135 @@
+// ocl_pointwise.h - the three overloads (functional, in-place, out=) of a
+// pointwise op generated from one iterator builder and one IR formula, so
+// each op of the pointwise library is one registration row.
+#pragma once
+
+#include <ATen/ScalarOps.h>
+#include <ATen/TensorIterator.h>
+#include <torch/library.h>
+
+#include "ocl_elementwise.h"
+
+namespace torch_ocl {
+
+// Dtypes an op accepts, as the CPU's AT_DISPATCH macro for it does; others
+// raise NotImplementedError with the CPU's message pattern.
+enum DtypeSet : unsigned {
+  kDtFloat = 1u,  // float16, bfloat16, float32, float64
+  kDtInt = 2u,    // uint8, int8 .. int64
+  kDtBool = 4u,
+  kDtNoBool = kDtFloat | kDtInt,
+  kDtAll = kDtFloat | kDtInt | kDtBool,
+};
+
+inline void check_dtype(const char* name, c10::ScalarType t, unsigned allowed) {
+  unsigned cls = c10::isFloatingType(t) ? kDtFloat : t == at::kBool ? kDtBool : kDtInt;
+  TORCH_CHECK_NOT_IMPLEMENTED(cls & allowed, "\"", name, "\" not implemented for '", c10::toString(t), "'");
+}
+
+// How an op's iterator is built (PyTorch's builders: promotion, broadcasting,
+// out= resizing and overlap checks are theirs).
+enum class Iter { Unary, UnaryFloat, UnaryBool, Binary, BinaryFloat, Compare };
+
+inline at::TensorIterator make_iter(Iter k, const at::Tensor& out, const at::Tensor& a) {
+  at::TensorIterator it;
+  switch (k) {
+    case Iter::UnaryFloat: it.build_unary_float_op(out, a); break;
+    case Iter::UnaryBool: it.build_borrowing_unary_force_boolean_op(out, a); break;
+    default: it.build_unary_op(out, a); break;
+  }
+  return it;
+}
+
+inline at::TensorIterator make_iter(Iter k, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  at::TensorIterator it;
+  switch (k) {
+    case Iter::BinaryFloat: it.build_binary_float_op(out, a, b); break;
+    case Iter::Compare: it.build_comparison_op(out, a, b); break;
+    default: it.build_binary_op(out, a, b); break;
+  }
+  return it;
+}
+
+// One IR op applied to the iterator's inputs (converted to the common
+// dtype), stored into output 0.
+template <tocl_ir_op OP, unsigned D>
+void run_op(at::TensorIteratorBase& it) {
+  check_dtype(tocl_ir_op_name(OP), it.common_dtype(), D);
+  EwGraph g(it);
+  int r;
+  if (it.ninputs() == 1)
+    r = g.unary(OP, g.input(0));
+  else if (it.ninputs() == 2)
+    r = g.binary(OP, g.input(0), g.input(1));
+  else
+    r = g.ternary(OP, g.input(0), g.input(1), g.input(2));
+  g.output(0, r);
+  g.run();
+}
+
+template <tocl_ir_op OP, Iter K, unsigned D = kDtAll>
+struct Unary {
+  static at::Tensor fn(const at::Tensor& a) {
+    at::Tensor out;
+    auto it = make_iter(K, out, a);
+    run_op<OP, D>(it);
+    return it.output();
+  }
+  static at::Tensor& inplace(at::Tensor& a) {
+    auto it = make_iter(K, a, a);
+    run_op<OP, D>(it);
+    return a;
+  }
+  static at::Tensor& out(const at::Tensor& a, at::Tensor& o) {
+    auto it = make_iter(K, o, a);
+    run_op<OP, D>(it);
+    return o;
+  }
+};
+
+template <tocl_ir_op OP, Iter K, unsigned D = kDtAll>
+struct Binary {
+  static at::Tensor fn(const at::Tensor& a, const at::Tensor& b) {
+    at::Tensor out;
+    auto it = make_iter(K, out, a, b);
+    run_op<OP, D>(it);
+    return it.output();
+  }
+  static at::Tensor& inplace(at::Tensor& a, const at::Tensor& b) {
+    auto it = make_iter(K, a, a, b);
+    run_op<OP, D>(it);
+    return a;
+  }
+  static at::Tensor& out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) {
+    auto it = make_iter(K, o, a, b);
+    run_op<OP, D>(it);
+    return o;
+  }
+  // Scalar overloads: the number becomes a wrapped 0-dim CPU tensor, which
+  // takes part in type promotion as a Python number does.
+  static at::Tensor fn_s(const at::Tensor& a, const c10::Scalar& b) { return fn(a, at::native::wrapped_scalar_tensor(b)); }
+  static at::Tensor& inplace_s(at::Tensor& a, const c10::Scalar& b) {
+    return inplace(a, at::native::wrapped_scalar_tensor(b));
+  }
+  static at::Tensor& out_s(const at::Tensor& a, const c10::Scalar& b, at::Tensor& o) {
+    return out(a, at::native::wrapped_scalar_tensor(b), o);
+  }
+  static at::Tensor fn_st(const c10::Scalar& a, const at::Tensor& b) { return fn(at::native::wrapped_scalar_tensor(a), b); }
+  static at::Tensor& out_st(const c10::Scalar& a, const at::Tensor& b, at::Tensor& o) {
+    return out(at::native::wrapped_scalar_tensor(a), b, o);
+  }
+};
+
+}  // namespace torch_ocl
+
+// Registration rows: NAME, NAME_ and NAME.out of a unary op.
+#define TOCL_UNARY_ROW(m, name, ...)       \
+  m.impl(#name, __VA_ARGS__::fn);          \
+  m.impl(#name "_", __VA_ARGS__::inplace); \
+  m.impl(#name ".out", __VA_ARGS__::out)
+
+// NAME.Tensor, NAME_.Tensor and NAME.<out> of a binary op.
+#define TOCL_BINARY_ROW(m, name, out_name, ...) \
+  m.impl(#name ".Tensor", __VA_ARGS__::fn);     \
+  m.impl(#name "_.Tensor", __VA_ARGS__::inplace); \
+  m.impl(#name "." out_name, __VA_ARGS__::out)
