@@ -33,6 +33,9 @@ def test_work_on_side_stream_ordered_by_event():
     x = torch.ones(1 << 20, device="ocl")
     s = torch.ocl.Stream()
     e = torch.ocl.Event()
+    # As with CUDA, x was written on the current stream, so the side stream must
+    # wait for it before reading it.
+    s.wait_stream(torch.ocl.current_stream())
     with torch.ocl.stream(s):
         y = x * 3
         e.record(s)
