@@ -1,0 +1,264 @@
+/* scan.c - tocl_scan_run: cumulative sum/prod/max/min/log-sum-exp along one
+ * dimension with the kernels of kernels/scan.cl. Rows (all positions of the
+ * other dims) are independent; a long row is cut into chunks so that a few
+ * rows still fill the device (totals, carries, apply), while many rows run
+ * one work-item per row in a single launch. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/kernel_source.h"
+#include "ops/ops_internal.h"
+#include "scan_params.h"
+#include "tocl/reduce.h"
+
+#define N_KERNELS 3 /* totals, carry, apply */
+#define STATE_BYTES 16 /* sizeof(st_t) in scan.cl: an 8-byte value (or less) and a long */
+
+typedef struct scan_entry {
+    struct scan_entry *next;
+    int dev;
+    tocl_scan_kind kind;
+    tocl_dtype dtype;
+    cl_kernel k[N_KERNELS];
+    size_t local;
+    pthread_mutex_t lock;
+} scan_entry;
+
+static scan_entry *scan_cache;
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static scan_entry *scan_find(int dev, tocl_scan_kind kind, tocl_dtype dt) {
+    for (scan_entry *e = scan_cache; e; e = e->next)
+        if (e->dev == dev && e->kind == kind && e->dtype == dt)
+            return e;
+    return NULL;
+}
+
+static tocl_status scan_kernels(int dev, tocl_scan_kind kind, tocl_dtype dt, scan_entry **out) {
+    pthread_mutex_lock(&scan_lock);
+    scan_entry *e = scan_find(dev, kind, dt);
+    pthread_mutex_unlock(&scan_lock);
+    if (e) {
+        *out = e;
+        return TOCL_OK;
+    }
+    static const char *tnames[TOCL_NUM_DTYPES] = {"BOOL", "U8", "I8", "I16", "I32", "I64", "F16", "BF16", "F32", "F64"};
+    static const char *onames[TOCL_SCAN_KIND_COUNT] = {"SUM", "PROD", "MAX", "MIN", "LSE"};
+    static const char *knames[N_KERNELS] = {"tocl_scan_totals", "tocl_scan_carry", "tocl_scan_apply"};
+    char opt[128];
+    snprintf(opt, sizeof opt, "-DTOCL_SCAN_T_%s -DTOCL_SCAN_OP_%s", tnames[dt], onames[kind]);
+    const char *src;
+    TOCL_TRY(tocl_kernel_source("scan", &src));
+    e = calloc(1, sizeof *e);
+    if (!e)
+        return tocl_fail(TOCL_E_OOM, "out of host memory creating scan kernels");
+    for (int i = 0; i < N_KERNELS; i++) {
+        tocl_status s = tocl_kernel_create(dev, src, opt, knames[i], &e->k[i]);
+        if (s != TOCL_OK) {
+            for (int j = 0; j < i; j++)
+                clReleaseKernel(e->k[j]);
+            free(e);
+            return s;
+        }
+    }
+    e->dev = dev;
+    e->kind = kind;
+    e->dtype = dt;
+    e->local = tocl_ops_local_size(dev, e->k[2]);
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_lock(&scan_lock);
+    scan_entry *won = scan_find(dev, kind, dt);
+    if (won) {
+        pthread_mutex_unlock(&scan_lock);
+        for (int i = 0; i < N_KERNELS; i++)
+            clReleaseKernel(e->k[i]);
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+        *out = won;
+        return TOCL_OK;
+    }
+    e->next = scan_cache;
+    scan_cache = e;
+    pthread_mutex_unlock(&scan_lock);
+    *out = e;
+    return TOCL_OK;
+}
+
+/* Row dims: every dim but `dim`, size-1 dims dropped, neighbours merged
+ * where in, out and idx all nest (logical order kept). */
+static tocl_status scan_collapse(tocl_scan_params *p, int dim, const tocl_tensor *out, const tocl_tensor *idx,
+                                 const tocl_tensor *in) {
+    int r = 0;
+    for (int d = 0; d < in->ndim; d++) {
+        int64_t n = in->sizes[d];
+        if (d == dim || n == 1)
+            continue;
+        int64_t xs = idx ? idx->strides[d] : 0;
+        if (r > 0 && p->in_rst[r - 1] == in->strides[d] * n && p->out_rst[r - 1] == out->strides[d] * n &&
+            p->idx_rst[r - 1] == xs * n) {
+            p->sizes[r - 1] *= n;
+        } else {
+            if (r == TOCL_SCAN_MAX_OUTER)
+                return tocl_fail(TOCL_E_UNSUPPORTED, "scan over a tensor whose other dims do not collapse to %d; "
+                                 "make it contiguous first", TOCL_SCAN_MAX_OUTER);
+            p->sizes[r++] = n;
+        }
+        p->in_rst[r - 1] = in->strides[d];
+        p->out_rst[r - 1] = out->strides[d];
+        p->idx_rst[r - 1] = xs;
+    }
+    p->ndim = r;
+    return TOCL_OK;
+}
+
+tocl_status tocl_scan_run(int dev, int stream, tocl_scan_kind kind, int dim, const tocl_tensor *out,
+                          const tocl_tensor *idx, const tocl_tensor *in) {
+    TOCL_TRY(tocl_device_check(dev));
+    if ((int)kind < 0 || kind >= TOCL_SCAN_KIND_COUNT)
+        return tocl_fail(TOCL_E_INVALID, "tocl_scan_run: invalid scan kind %d", (int)kind);
+    TOCL_TRY(tocl_ops_check_tensor(in, "scan input"));
+    TOCL_TRY(tocl_ops_check_tensor(out, "scan output"));
+    int want_idx = kind == TOCL_SCAN_MAX || kind == TOCL_SCAN_MIN;
+    if (want_idx != (idx != NULL))
+        return tocl_fail(TOCL_E_INVALID, "tocl_scan_run: cummax/cummin need an index output, other scans none");
+    if (idx)
+        TOCL_TRY(tocl_ops_check_tensor(idx, "scan indices"));
+    if (in->ndim < 1 || dim < 0 || dim >= in->ndim)
+        return tocl_fail(TOCL_E_INVALID, "tocl_scan_run: dim %d out of range for %d dims", dim, in->ndim);
+    if (out->dtype != in->dtype)
+        return tocl_fail(TOCL_E_INVALID, "scan output has dtype %s, input %s: convert the input first",
+                         tocl_dtype_name(out->dtype), tocl_dtype_name(in->dtype));
+    if (idx && idx->dtype != TOCL_I64)
+        return tocl_fail(TOCL_E_INVALID, "scan indices must be int64, got %s", tocl_dtype_name(idx->dtype));
+    if (kind == TOCL_SCAN_LOGSUMEXP && !tocl_dtype_is_float(in->dtype))
+        return tocl_fail(TOCL_E_INVALID, "logcumsumexp needs a floating dtype, got %s", tocl_dtype_name(in->dtype));
+    if (in->dtype == TOCL_F64 && !tocl_dev_props(dev)->has_fp64)
+        return tocl_fail(TOCL_E_UNSUPPORTED, "float64 is not supported on device %d (%s): it lacks cl_khr_fp64",
+                         dev, tocl_dev_props(dev)->name);
+    for (int k = 0; k < 1 + (idx != NULL); k++) {
+        const tocl_tensor *t = k ? idx : out;
+        if (t->ndim != in->ndim)
+            return tocl_fail(TOCL_E_INVALID, "scan output has %d dims, input %d", t->ndim, in->ndim);
+        for (int d = 0; d < in->ndim; d++) {
+            if (t->sizes[d] != in->sizes[d])
+                return tocl_fail(TOCL_E_INVALID, "scan output size %lld in dim %d differs from the input's %lld",
+                                 (long long)t->sizes[d], d, (long long)in->sizes[d]);
+            if (t->sizes[d] > 1 && t->strides[d] == 0)
+                return tocl_fail(TOCL_E_INVALID, "scan output has stride 0 in dim %d", d);
+        }
+    }
+    int64_t numel = tocl_ops_numel(in);
+    if (numel == 0)
+        return TOCL_OK;
+
+    tocl_scan_params p;
+    memset(&p, 0, sizeof p);
+    TOCL_TRY(scan_collapse(&p, dim, out, idx, in));
+    p.n = in->sizes[dim];
+    p.rows = numel / p.n;
+    p.in_st = in->strides[dim];
+    p.out_st = out->strides[dim];
+    p.idx_st = idx ? idx->strides[dim] : 0;
+
+    cl_mem bin, bout, bidx;
+    cl_long oin, oout, oidx = 0;
+    int mdev;
+    TOCL_TRY(tocl_ops_resolve(dev, in, "input", 0, &bin, &oin, &mdev));
+    if (mdev != dev)
+        return tocl_fail(TOCL_E_INVALID, "scan input lives on device %d, not %d", mdev, dev);
+    TOCL_TRY(tocl_ops_resolve(dev, out, "output", 0, &bout, &oout, &mdev));
+    if (mdev != dev)
+        return tocl_fail(TOCL_E_INVALID, "scan output lives on device %d, not %d", mdev, dev);
+    bidx = bout;
+    if (idx) {
+        TOCL_TRY(tocl_ops_resolve(dev, idx, "indices", 0, &bidx, &oidx, &mdev));
+        if (mdev != dev)
+            return tocl_fail(TOCL_E_INVALID, "scan indices live on device %d, not %d", mdev, dev);
+    }
+    p.in_off = oin;
+    p.out_off = oout;
+    p.idx_off = oidx;
+
+    scan_entry *e = NULL;
+    TOCL_TRY(scan_kernels(dev, kind, in->dtype, &e));
+    const tocl_device_props *pr = tocl_dev_props(dev);
+    int cpu = pr->kind == TOCL_DEVICE_CPU;
+    int64_t cu = pr->compute_units ? pr->compute_units : 1;
+    int64_t want = cu * (int64_t)e->local * (cpu ? 2 : 4), min_chunk = cpu ? 256 : 32;
+    p.nchunks = 1;
+    p.chunk = p.n;
+    if (p.rows < want && p.n > 2 * min_chunk) {
+        int64_t nc = (want + p.rows - 1) / p.rows, by_len = p.n / min_chunk;
+        nc = nc < by_len ? nc : by_len;
+        p.chunk = (p.n + nc - 1) / nc;
+        p.nchunks = (p.n + p.chunk - 1) / p.chunk;
+    }
+    cl_command_queue q;
+    TOCL_TRY(tocl_queue_get(dev, stream, &q));
+    tocl_addr tmp = 0;
+    cl_mem btmp = bout;
+    size_t toff = 0;
+    if (p.nchunks > 1) {
+        TOCL_TRY(tocl_mem_alloc(dev, (size_t)(p.rows * p.nchunks) * STATE_BYTES, &tmp));
+        int tdev;
+        tocl_status s = tocl_mem_resolve(tmp, &tdev, &btmp, &toff);
+        if (s != TOCL_OK) {
+            tocl_mem_free(tmp);
+            return s;
+        }
+        p.tmp_off = (int64_t)(toff / STATE_BYTES); /* blocks are 512-byte aligned */
+    }
+    size_t local = e->local;
+    size_t gsz = (size_t)(p.rows * p.nchunks);
+    size_t global = (gsz + local - 1) / local * local;
+    size_t gcar = ((size_t)p.rows + local - 1) / local * local;
+    cl_int err = CL_SUCCESS;
+    cl_int has_carry = p.nchunks > 1;
+    cl_mem tmp_sub = btmp;
+    pthread_mutex_lock(&e->lock);
+    if (has_carry) {
+        cl_kernel k0 = e->k[0], k1 = e->k[1];
+        err = clSetKernelArg(k0, 0, sizeof(cl_mem), &bin);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(k0, 1, sizeof p, &p);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(k0, 2, sizeof(cl_mem), &tmp_sub);
+        if (err == CL_SUCCESS)
+            err = clEnqueueNDRangeKernel(q, k0, 1, NULL, &global, &local, 0, NULL, NULL);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(k1, 0, sizeof p, &p);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(k1, 1, sizeof(cl_mem), &tmp_sub);
+        if (err == CL_SUCCESS)
+            err = clEnqueueNDRangeKernel(q, k1, 1, NULL, &gcar, &local, 0, NULL, NULL);
+    }
+    if (err == CL_SUCCESS) {
+        cl_kernel k2 = e->k[2];
+        cl_mem t2 = tmp_sub;
+        err = clSetKernelArg(k2, 0, sizeof(cl_mem), &bin);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(k2, 1, sizeof(cl_mem), &bout);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(k2, 2, sizeof(cl_mem), &bidx);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(k2, 3, sizeof p, &p);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(k2, 4, sizeof(cl_mem), &t2);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(k2, 5, sizeof has_carry, &has_carry);
+        if (err == CL_SUCCESS)
+            err = clEnqueueNDRangeKernel(q, k2, 1, NULL, &global, &local, 0, NULL, NULL);
+    }
+    pthread_mutex_unlock(&e->lock);
+    if (tmp) {
+        if (stream != tocl_stream_current(dev))
+            tocl_mem_record_stream(tmp, stream);
+        tocl_mem_free(tmp);
+    }
+    if (err != CL_SUCCESS)
+        return tocl_fail(TOCL_E_OPENCL, "launching scan kernels (%lld rows of %lld) on device %d: %s (%d)",
+                         (long long)p.rows, (long long)p.n, dev, tocl_cl_error_name(err), (int)err);
+    return TOCL_OK;
+}
