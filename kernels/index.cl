@@ -126,8 +126,10 @@ __kernel void tocl_idx_move(__global T *dst, __global const T *src, __global con
 #else
         ST(dst, dd + off, tocl_idx_combine(LD(dst, dd + off), v, alpha));
 #endif
-#else /* gather */
+#elif defined(MOVE_ONLY) /* gather */
         dst[dd] = src[ss + off];
+#else
+        ST(dst, dd, LD(src, ss + off));
 #endif
     }
 }
@@ -135,7 +137,7 @@ __kernel void tocl_idx_move(__global T *dst, __global const T *src, __global con
 /* Min and max of a strided index tensor: each group reduces its share into
  * out[2 * group], out[2 * group + 1]. Geometry: sizes/idx_strides[0]/idx_off[0]
  * of p, n_par elements. */
-__kernel void tocl_idx_minmax(__global const IDX_T *idx, tocl_idx_params p, __global long *out,
+__kernel void tocl_idx_minmax(__global const IDX_T *idx, tocl_idx_params p, __global long *out, long out_off,
                               __local long *lmin, __local long *lmax)
 {
     long mn = LONG_MAX, mx = LONG_MIN;
@@ -161,8 +163,8 @@ __kernel void tocl_idx_minmax(__global const IDX_T *idx, tocl_idx_params p, __gl
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (l == 0) {
-        out[2 * get_group_id(0)] = lmin[0];
-        out[2 * get_group_id(0) + 1] = lmax[0];
+        out[out_off + 2 * get_group_id(0)] = lmin[0];
+        out[out_off + 2 * get_group_id(0) + 1] = lmax[0];
     }
 }
 
@@ -182,7 +184,8 @@ inline long tocl_mask_off(const tocl_idx_params *p, long i, int which)
 }
 
 #ifdef MASK_DT /* mask is T/LD of the DT_ build; values move as VT */
-__kernel void tocl_mask_count(__global const T *mask, tocl_idx_params p, long chunk, __global long *counts)
+__kernel void tocl_mask_count(__global const T *mask, tocl_idx_params p, long chunk, __global long *counts,
+                              long counts_off)
 {
     long c = get_global_id(0), lo = c * chunk, hi = lo + chunk, n = 0;
     if (lo >= p.n_par)
@@ -190,27 +193,27 @@ __kernel void tocl_mask_count(__global const T *mask, tocl_idx_params p, long ch
     hi = hi < p.n_par ? hi : p.n_par;
     for (long i = lo; i < hi; i++)
         n += LD(mask, tocl_mask_off(&p, i, 0)) != 0;
-    counts[c] = n;
+    counts[counts_off + c] = n;
 }
 
-/* MODE 0 nonzero: out is (total, rank) int64 coordinates.
+/* MODE 0 nonzero: out (VT long) is (total, rank) coordinates from p.dst_off.
  * MODE 1 masked_select: out[j] = src[i-th element].
  * MODE 2 masked_scatter: dst[i-th element] = src[j] (src contiguous). */
 __kernel void tocl_mask_write(__global const T *mask, tocl_idx_params p, long chunk, __global const long *offsets,
-                              __global VT *out, __global const VT *src, __global long *coords)
+                              long offsets_off, __global VT *out, __global const VT *src)
 {
     long c = get_global_id(0), lo = c * chunk, hi = lo + chunk;
     if (lo >= p.n_par)
         return;
     hi = hi < p.n_par ? hi : p.n_par;
-    long j = offsets[c];
+    long j = offsets[offsets_off + c];
     for (long i = lo; i < hi; i++) {
         if (LD(mask, tocl_mask_off(&p, i, 0)) == 0)
             continue;
 #if MODE == 0
         long r = i;
         for (int d = p.rank - 1; d >= 0; d--) {
-            coords[j * p.rank + d] = r % p.sizes[d];
+            out[p.dst_off + j * p.rank + d] = r % p.sizes[d];
             r /= p.sizes[d];
         }
 #elif MODE == 1

@@ -74,7 +74,7 @@ tocl_status tocl_index_minmax(int dev, int stream, const tocl_tensor *idx, int64
 tocl_status tocl_index_div_count(int dev, int stream, const tocl_tensor *dst, const tocl_tensor *count);
 
 /* Stream compaction over the row-major order of a mask of any dtype
- * (nonzero = true). tocl_mask_scan counts and reads the per-chunk counts
+ * (nonzero = true). tocl_mask_count counts and reads the per-chunk counts
  * back (host wait: the output size depends on the data); the scan owns a
  * device buffer until tocl_mask_scan_release. */
 typedef struct tocl_mask_scan {
@@ -82,7 +82,7 @@ typedef struct tocl_mask_scan {
     int64_t chunk, nchunks, total;
 } tocl_mask_scan;
 
-tocl_status tocl_mask_scan(int dev, int stream, const tocl_tensor *mask, tocl_mask_scan *out);
+tocl_status tocl_mask_count(int dev, int stream, const tocl_tensor *mask, tocl_mask_scan *out);
 void tocl_mask_scan_release(tocl_mask_scan *scan);
 /* out: contiguous int64 (total, mask->ndim) coordinates. */
 tocl_status tocl_mask_nonzero(int dev, int stream, const tocl_tensor *mask, const tocl_mask_scan *scan,

@@ -1,0 +1,164 @@
+/* shape.c - host side of kernels/shape.cl: per-dim coordinate remaps (flip,
+ * roll, pads, tril/triu) and the reflection/replication pad backward. */
+#include <stdio.h>
+#include <string.h>
+
+#include "index_params.h"
+#include "ops/index_internal.h"
+
+/* Fill p from dst/src, merging neighbouring identity dims whose strides
+ * nest in both tensors; `keep_last` dims at the end are never merged
+ * (tril/triu need their coordinates). */
+static tocl_status remap_params(const tocl_tensor *dst, const tocl_tensor *src, const tocl_remap_mode *modes,
+                                const int64_t *shift, int keep_last, tocl_remap_params *p, const char *op) {
+    memset(p, 0, sizeof *p);
+    if (dst->ndim != src->ndim)
+        return tocl_fail(TOCL_E_INVALID, "%s: destination has %d dims, source %d", op, dst->ndim, src->ndim);
+    int r = 0;
+    for (int d = 0; d < dst->ndim; d++) {
+        int mode = modes ? (int)modes[d] : TOCL_RM_ID;
+        if (mode < TOCL_RM_ID || mode > TOCL_RM_CIRCULAR)
+            return tocl_fail(TOCL_E_INVALID, "%s: unknown remap mode %d in dim %d", op, mode, d);
+        if (mode == TOCL_RM_ID && dst->sizes[d] != src->sizes[d])
+            return tocl_fail(TOCL_E_INVALID, "%s: dim %d keeps its coordinates but sizes differ (%lld vs %lld)", op,
+                             d, (long long)dst->sizes[d], (long long)src->sizes[d]);
+        if (mode != TOCL_RM_ID && mode != TOCL_RM_CONST && src->sizes[d] == 0 && dst->sizes[d] > 0)
+            return tocl_fail(TOCL_E_INVALID, "%s: dim %d of the source is empty", op, d);
+        int fixed = d >= dst->ndim - keep_last;
+        if (r > 0 && mode == TOCL_RM_ID && p->mode[r - 1] == TOCL_RM_ID && !fixed &&
+            p->dst_strides[r - 1] == dst->strides[d] * dst->sizes[d] &&
+            p->src_strides[r - 1] == src->strides[d] * src->sizes[d]) {
+            p->sizes[r - 1] *= dst->sizes[d];
+            p->src_sizes[r - 1] *= dst->sizes[d];
+            p->dst_strides[r - 1] = dst->strides[d];
+            p->src_strides[r - 1] = src->strides[d];
+            continue;
+        }
+        if (mode == TOCL_RM_ID && dst->sizes[d] == 1 && !fixed)
+            continue;
+        if (r >= TOCL_IDX_MAX_DIMS)
+            return tocl_fail(TOCL_E_UNSUPPORTED, "%s over %d dims that cannot be merged; at most %d are supported",
+                             op, dst->ndim, TOCL_IDX_MAX_DIMS);
+        p->sizes[r] = dst->sizes[d];
+        p->src_sizes[r] = src->sizes[d];
+        p->dst_strides[r] = dst->strides[d];
+        p->src_strides[r] = src->strides[d];
+        p->shift[r] = shift ? shift[d] : 0;
+        p->mode[r] = mode;
+        r++;
+    }
+    p->rank = r;
+    p->n = tocl_ops_numel(dst);
+    return TOCL_OK;
+}
+
+static tocl_status launch(int dev, int stream, idx_kernel *e, const tocl_tensor *dst, const tocl_tensor *src,
+                          tocl_remap_params *p, const void *extra, size_t extra_size, const char *op) {
+    cl_mem bd, bs;
+    cl_long od, os;
+    TOCL_TRY(idx_resolve(dev, dst, "destination", &bd, &od));
+    TOCL_TRY(idx_resolve(dev, src, "source", &bs, &os));
+    p->dst_off = od;
+    p->src_off = os;
+    cl_command_queue q;
+    TOCL_TRY(tocl_queue_get(dev, stream, &q));
+    size_t global = (size_t)((p->n + (int64_t)e->local - 1) / (int64_t)e->local) * e->local;
+    pthread_mutex_lock(&e->lock);
+    cl_int err = clSetKernelArg(e->kernel, 0, sizeof(cl_mem), &bd);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(e->kernel, 1, sizeof(cl_mem), &bs);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(e->kernel, 2, sizeof *p, p);
+    if (err == CL_SUCCESS && extra)
+        err = clSetKernelArg(e->kernel, 3, extra_size, extra);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, NULL);
+    pthread_mutex_unlock(&e->lock);
+    if (err != CL_SUCCESS)
+        return tocl_fail(TOCL_E_OPENCL, "launching %s (%s, %lld elements) on device %d: %s (%d)", op,
+                         tocl_dtype_name(dst->dtype), (long long)p->n, dev, tocl_cl_error_name(err), (int)err);
+    return TOCL_OK;
+}
+
+static tocl_status check_pair(int dev, const tocl_tensor *dst, const tocl_tensor *src, const char *op) {
+    TOCL_TRY(tocl_device_check(dev));
+    TOCL_TRY(tocl_ops_check_tensor(dst, "destination"));
+    TOCL_TRY(tocl_ops_check_tensor(src, "source"));
+    if (dst->dtype != src->dtype)
+        return tocl_fail(TOCL_E_INVALID, "%s: source is %s but destination is %s", op, tocl_dtype_name(src->dtype),
+                         tocl_dtype_name(dst->dtype));
+    for (int d = 0; d < dst->ndim; d++)
+        if (dst->strides[d] == 0 && dst->sizes[d] > 1)
+            return tocl_fail(TOCL_E_INVALID, "%s: destination has stride 0 in dim %d", op, d);
+    return TOCL_OK;
+}
+
+static tocl_status run_remap(int dev, int stream, const tocl_tensor *dst, const tocl_tensor *src,
+                             const tocl_remap_mode *modes, const int64_t *shift, tocl_scalar value, int tri,
+                             int64_t diag, const char *op) {
+    TOCL_TRY(check_pair(dev, dst, src, op));
+    tocl_remap_params p;
+    TOCL_TRY(remap_params(dst, src, modes, shift, tri ? 2 : 0, &p, op));
+    p.tri = tri;
+    p.diag = diag;
+    if (p.n == 0)
+        return TOCL_OK;
+    idx_kernel *e;
+    TOCL_TRY(idx_kernel_get(dev, "shape", "tocl_shape_remap", idx_move_option(dst->dtype), &e));
+    unsigned char bits[8];
+    tocl_ops_scalar_bits(value, dst->dtype, bits);
+    return launch(dev, stream, e, dst, src, &p, bits, tocl_dtype_size(dst->dtype), op);
+}
+
+tocl_status tocl_shape_remap(int dev, int stream, const tocl_tensor *dst, const tocl_tensor *src,
+                             const tocl_remap_mode *modes, const int64_t *shift, tocl_scalar pad_value) {
+    if (!modes || !dst || !src)
+        return tocl_fail(TOCL_E_INVALID, "remap: NULL argument");
+    for (int d = 0; d < dst->ndim && d < TOCL_TENSOR_MAX_DIMS; d++)
+        if (modes[d] == TOCL_REMAP_ROLL && shift && (shift[d] < 0 || shift[d] >= (src->sizes[d] ? src->sizes[d] : 1)))
+            return tocl_fail(TOCL_E_INVALID, "roll: shift %lld of dim %d is outside [0, %lld)", (long long)shift[d],
+                             d, (long long)src->sizes[d]);
+    return run_remap(dev, stream, dst, src, modes, shift, pad_value, 0, 0, "remap");
+}
+
+tocl_status tocl_shape_tri(int dev, int stream, const tocl_tensor *dst, const tocl_tensor *src, int upper,
+                           int64_t diagonal) {
+    if (!dst || !src || dst->ndim < 2)
+        return tocl_fail(TOCL_E_INVALID, "%s: expected a tensor of at least 2 dims", upper ? "triu" : "tril");
+    tocl_scalar zero = {0, 0.0, 0};
+    return run_remap(dev, stream, dst, src, NULL, NULL, zero, upper ? 2 : 1, diagonal, upper ? "triu" : "tril");
+}
+
+tocl_status tocl_shape_pad_backward(int dev, int stream, const tocl_tensor *grad_in, const tocl_tensor *grad_out,
+                                    tocl_remap_mode mode, int npad, const int64_t *before) {
+    const char *op = mode == TOCL_REMAP_REFLECT ? "reflection_pad backward" : "replication_pad backward";
+    TOCL_TRY(check_pair(dev, grad_in, grad_out, op));
+    if (mode != TOCL_REMAP_REFLECT && mode != TOCL_REMAP_REPLICATE)
+        return tocl_fail(TOCL_E_INVALID, "pad backward: mode must be reflect or replicate");
+    if (npad < 1 || npad > 3 || npad > grad_in->ndim)
+        return tocl_fail(TOCL_E_INVALID, "%s: %d padded dims; 1..3 are supported", op, npad);
+    if (!tocl_dtype_is_float(grad_in->dtype))
+        return tocl_fail(TOCL_E_UNSUPPORTED, "%s: floating dtypes only, got %s", op, tocl_dtype_name(grad_in->dtype));
+    TOCL_TRY(idx_check_fp64(dev, grad_in->dtype, op));
+    tocl_remap_mode modes[TOCL_TENSOR_MAX_DIMS];
+    int64_t shift[TOCL_TENSOR_MAX_DIMS];
+    int first = grad_in->ndim - npad;
+    for (int d = 0; d < grad_in->ndim; d++) {
+        modes[d] = d >= first ? mode : TOCL_REMAP_ID;
+        shift[d] = d >= first ? before[d - first] : 0;
+        if (d >= first) {
+            int64_t n = grad_in->sizes[d], m = grad_out->sizes[d], b = shift[d], a = m - n - b;
+            if (b < 0 || a < 0 || (mode == TOCL_REMAP_REFLECT && (b >= n || a >= n) && (b || a)) ||
+                (n == 0 && m > 0))
+                return tocl_fail(TOCL_E_INVALID, "%s: pads (%lld, %lld) do not fit input size %lld in dim %d", op,
+                                 (long long)b, (long long)a, (long long)n, d);
+        }
+    }
+    tocl_remap_params p;
+    TOCL_TRY(remap_params(grad_in, grad_out, modes, shift, 0, &p, op));
+    if (p.n == 0)
+        return TOCL_OK;
+    idx_kernel *e;
+    TOCL_TRY(idx_kernel_get(dev, "shape", "tocl_shape_pad_bwd", idx_dt_option(grad_in->dtype), &e));
+    return launch(dev, stream, e, grad_in, grad_out, &p, NULL, 0, op);
+}
