@@ -1,0 +1,306 @@
+/* gemm.cl - matrix multiply: C = act(alpha * op(A) @ op(B) + beta * D + bias),
+ * batched, any strides, float32/float16/bfloat16 storage with float32
+ * accumulation, float64 where the device has it.
+ *
+ * Build options (structure only, never sizes):
+ *   -DTOCL_ST_F32 | _F16 | _BF16 | _F64   storage type of A, B, C, D, bias
+ *   -DGEMM_RM=r -DGEMM_VW=w -DGEMM_NV=v   register block: r rows x (v vectors of w) columns
+ *
+ * Three kernel shapes share one epilogue:
+ *   tocl_gemm_pack     copies an operand, with any strides and dtype, into
+ *                      k-major panels of the accumulation type (see
+ *                      gemm_params.h); once per call, O(size of the operand).
+ *   tocl_gemm_cpu      one work-item per work-group: a GotoBLAS-style macro
+ *                      kernel walking a tm x tn tile of C in K blocks of kc,
+ *                      micro-panel of B in L1, block of A in L2, partial sums
+ *                      of the tile in local memory (which is ordinary cached
+ *                      memory on a CPU).
+ *   tocl_gemm_gpu      one register block per work-item over the whole K;
+ *                      neighbouring work-items read neighbouring addresses of
+ *                      row-layout panels.
+ *   tocl_gemm_direct   one element per work-item straight from the strided
+ *                      operands: tiny products and matrix-vector shapes where
+ *                      packing would cost more than it saves. */
+#include "gemm_params.h"
+
+#if defined(TOCL_ST_F64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double acc_t;
+#define ACC_NAME double
+typedef double st_t;
+#define LOAD_ST(p, i) ((p)[i])
+#define STORE_ST(p, i, v) ((p)[i] = (v))
+#elif defined(TOCL_ST_F16)
+typedef float acc_t;
+#define ACC_NAME float
+typedef half st_t;
+#define LOAD_ST(p, i) vload_half((i), (p))
+#define STORE_ST(p, i, v) vstore_half_rte((v), (i), (p))
+#elif defined(TOCL_ST_BF16)
+typedef float acc_t;
+#define ACC_NAME float
+typedef ushort st_t;
+#define LOAD_ST(p, i) as_float((uint)(p)[i] << 16)
+#define STORE_ST(p, i, v) ((p)[i] = tocl_f2bf(v))
+/* float -> bfloat16 bits, round to nearest even, NaN -> 0x7fc0 (as c10::BFloat16). */
+inline ushort tocl_f2bf(float f)
+{
+    uint u = as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (ushort)0x7fc0;
+    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+#else
+typedef float acc_t;
+#define ACC_NAME float
+typedef float st_t;
+#define LOAD_ST(p, i) ((p)[i])
+#define STORE_ST(p, i, v) ((p)[i] = (v))
+#endif
+
+#ifndef GEMM_RM
+#define GEMM_RM 4
+#endif
+#ifndef GEMM_VW
+#define GEMM_VW 4
+#endif
+#ifndef GEMM_NV
+#define GEMM_NV 1
+#endif
+#define GEMM_RN (GEMM_VW * GEMM_NV)
+
+#define GEMM_CAT_(a, b) a##b
+#define GEMM_CAT(a, b) GEMM_CAT_(a, b)
+typedef GEMM_CAT(ACC_NAME, GEMM_VW) accv_t;
+#define VLOAD GEMM_CAT(vload, GEMM_VW)
+#define VSTORE GEMM_CAT(vstore, GEMM_VW)
+
+/* GEMM_VW consecutive storage elements <-> one accumulation vector. */
+#if defined(TOCL_ST_F16)
+#define VLOAD_ST(p) GEMM_CAT(vload_half, GEMM_VW)(0, (p))
+#define VSTORE_ST(p, v) GEMM_CAT(GEMM_CAT(vstore_half, GEMM_VW), _rte)((v), 0, (p))
+#elif defined(TOCL_ST_BF16)
+typedef GEMM_CAT(uint, GEMM_VW) uintv_t;
+#define VLOAD_ST(p) GEMM_CAT(as_float, GEMM_VW)(GEMM_CAT(convert_uint, GEMM_VW)(VLOAD(0, (p))) << 16)
+inline void gemm_vstore_bf16(__global ushort *p, accv_t v)
+{
+    uintv_t u = GEMM_CAT(as_uint, GEMM_VW)(v);
+    uintv_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    r = select(r, (uintv_t)0x7fc0u, isnan(v));
+    VSTORE(GEMM_CAT(convert_ushort, GEMM_VW)(r), 0, p);
+}
+#define VSTORE_ST(p, v) gemm_vstore_bf16((p), (v))
+#else
+#define VLOAD_ST(p) VLOAD(0, (p))
+#define VSTORE_ST(p, v) VSTORE((v), 0, (p))
+#endif
+
+/* ------------------------------------------------------------------ epilogue */
+
+inline acc_t gemm_act(acc_t x, int act)
+{
+    switch (act) {
+    case TOCL_GEMM_ACT_RELU: return x > (acc_t)0 ? x : (isnan(x) ? x : (acc_t)0);
+    case TOCL_GEMM_ACT_GELU: return (acc_t)0.5 * x * ((acc_t)1 + erf(x * (acc_t)0.70710678118654752440));
+    case TOCL_GEMM_ACT_GELU_TANH: {
+        acc_t inner = (acc_t)0.79788456080286535588 * (x + (acc_t)0.044715 * x * x * x);
+        return (acc_t)0.5 * x * ((acc_t)1 + tanh(inner));
+    }
+    case TOCL_GEMM_ACT_SIGMOID: return (acc_t)1 / ((acc_t)1 + exp(-x));
+    case TOCL_GEMM_ACT_TANH: return tanh(x);
+    case TOCL_GEMM_ACT_SILU: return x / ((acc_t)1 + exp(-x));
+    default: return x;
+    }
+}
+
+/* The activations on a whole vector (same formulas as gemm_act). */
+inline accv_t gemm_act_v(accv_t x, int act)
+{
+    switch (act) {
+    case TOCL_GEMM_ACT_RELU: return select((accv_t)0, x, (x > (accv_t)0) | isnan(x));
+    case TOCL_GEMM_ACT_GELU: return (accv_t)0.5 * x * ((accv_t)1 + erf(x * (accv_t)0.70710678118654752440));
+    case TOCL_GEMM_ACT_GELU_TANH: {
+        accv_t inner = (accv_t)0.79788456080286535588 * (x + (accv_t)0.044715 * x * x * x);
+        return (accv_t)0.5 * x * ((accv_t)1 + tanh(inner));
+    }
+    case TOCL_GEMM_ACT_SIGMOID: return (accv_t)1 / ((accv_t)1 + exp(-x));
+    case TOCL_GEMM_ACT_TANH: return tanh(x);
+    case TOCL_GEMM_ACT_SILU: return x / ((accv_t)1 + exp(-x));
+    default: return x;
+    }
+}
+
+/* Store one finished sum of C[b, m, n] through the epilogue. */
+inline void gemm_store(__global st_t *C, __global const st_t *D, __global const st_t *bias,
+                       const tocl_gemm_params *p, long b, long m, long n, acc_t sum, acc_t alpha, acc_t beta)
+{
+    acc_t v = alpha * sum;
+    if (p->has_d)
+        v += beta * LOAD_ST(D, p->d_off + b * p->d_bs + m * p->d_rs + n * p->d_cs);
+    if (p->bias_mode == TOCL_GEMM_BIAS_ROW)
+        v += LOAD_ST(bias, p->bias_off + b * p->bias_bs + n * p->bias_s);
+    else if (p->bias_mode == TOCL_GEMM_BIAS_COL)
+        v += LOAD_ST(bias, p->bias_off + b * p->bias_bs + m * p->bias_s);
+    if (p->act)
+        v = gemm_act(v, p->act);
+    STORE_ST(C, p->c_off + b * p->c_bs + m * p->c_rs + n * p->c_cs, v);
+}
+
+/* ------------------------------------------------------------------ packing */
+
+/* One work-item per (k, panel, batch): W rows of column k of the operand
+ * (rows past the end are zero). */
+__kernel void tocl_gemm_pack(__global const st_t *src, __global acc_t *dst, tocl_gemm_pack_params p)
+{
+    long k = get_global_id(0), panel = get_global_id(1), b = get_global_id(2);
+    if (k >= p.depth)
+        return;
+    long r0 = panel * p.width;
+    __global const st_t *s = src + p.off + b * p.bs + k * p.ks;
+    __global acc_t *d = dst + p.dst_off + b * p.dst_bs + panel * p.depth * p.width + k * p.width;
+    long n = min(p.width, p.rows - r0);
+    for (long r = 0; r < n; r++)
+        d[r] = LOAD_ST(s, (r0 + r) * p.rs);
+    for (long r = max(n, 0L); r < p.width; r++)
+        d[r] = (acc_t)0;
+}
+
+/* ------------------------------------------------------------------ register block */
+
+/* acc[RM][NV] += A panel (stride aw per k) x B panel (stride bw per k), kl steps. */
+#define GEMM_MICRO(acc, ap, aw, bp, bw, kl)                                   \
+    for (long k_ = 0; k_ < (kl); k_++) {                                      \
+        accv_t bv_[GEMM_NV];                                                  \
+        _Pragma("unroll") for (int v_ = 0; v_ < GEMM_NV; v_++)                \
+            bv_[v_] = VLOAD(v_, (bp) + k_ * (bw));                            \
+        _Pragma("unroll") for (int r_ = 0; r_ < GEMM_RM; r_++) {              \
+            accv_t a_ = (accv_t)((ap)[k_ * (aw) + r_]);                       \
+            _Pragma("unroll") for (int v_ = 0; v_ < GEMM_NV; v_++)            \
+                acc[r_][v_] = fma(a_, bv_[v_], acc[r_][v_]);                  \
+        }                                                                     \
+    }
+
+/* Finish a register block at (m0, n0): epilogue and edge masks. */
+inline void gemm_store_block(accv_t acc[GEMM_RM][GEMM_NV], __global st_t *C, __global const st_t *D,
+                             __global const st_t *bias, const tocl_gemm_params *p, long b, long m0, long n0,
+                             acc_t alpha, acc_t beta)
+{
+    /* Whole block inside C with unit column strides: vector epilogue. */
+    if (m0 + GEMM_RM <= p->M && n0 + GEMM_RN <= p->N && p->c_cs == 1 && (!p->has_d || p->d_cs == 1) &&
+        (p->bias_mode != TOCL_GEMM_BIAS_ROW || p->bias_s == 1)) {
+        __global st_t *c = C + p->c_off + b * p->c_bs + m0 * p->c_rs + n0;
+        __global const st_t *d = D + p->d_off + b * p->d_bs + m0 * p->d_rs + n0;
+        __global const st_t *bi = bias + p->bias_off + b * p->bias_bs;
+        for (int r = 0; r < GEMM_RM; r++) {
+            _Pragma("unroll") for (int v = 0; v < GEMM_NV; v++) {
+                accv_t x = alpha * acc[r][v];
+                if (p->has_d)
+                    x += beta * VLOAD_ST(d + r * p->d_rs + v * GEMM_VW);
+                if (p->bias_mode == TOCL_GEMM_BIAS_ROW)
+                    x += VLOAD_ST(bi + n0 + v * GEMM_VW);
+                else if (p->bias_mode == TOCL_GEMM_BIAS_COL)
+                    x += (accv_t)LOAD_ST(bi, (m0 + r) * p->bias_s);
+                if (p->act)
+                    x = gemm_act_v(x, p->act);
+                VSTORE_ST(c + r * p->c_rs + v * GEMM_VW, x);
+            }
+        }
+        return;
+    }
+    acc_t row[GEMM_RN];
+    for (int r = 0; r < GEMM_RM; r++) {
+        if (m0 + r >= p->M)
+            break;
+        _Pragma("unroll") for (int v = 0; v < GEMM_NV; v++)
+            VSTORE(acc[r][v], v, row);
+        int nn = (int)min((long)GEMM_RN, p->N - n0);
+        for (int c = 0; c < nn; c++)
+            gemm_store(C, D, bias, p, b, m0 + r, n0 + c, row[c], alpha, beta);
+    }
+}
+
+/* ------------------------------------------------------------------ CPU macro kernel */
+
+/* Work-group (one work-item) = tile [tm x tn] of C; global (tiles_n, tiles_m, batch).
+ * part: tm * tn partial sums, kept between K blocks. */
+__kernel void tocl_gemm_cpu(__global const acc_t *Ap, __global const acc_t *Bp, __global st_t *C,
+                            __global const st_t *D, __global const st_t *bias, tocl_gemm_params p, acc_t alpha,
+                            acc_t beta, __local acc_t *part)
+{
+    long b = get_global_id(2);
+    long mt0 = get_global_id(1) * p.tm, nt0 = get_global_id(0) * p.tn;
+    long mt1 = min(mt0 + p.tm, p.M), nt1 = min(nt0 + p.tn, p.N);
+    if (mt0 >= p.M || nt0 >= p.N)
+        return;
+    __global const acc_t *A = Ap + p.a_off + b * p.a_bs;
+    __global const acc_t *B = Bp + p.b_off + b * p.b_bs;
+    long K = p.K, kc = p.kc > 0 ? p.kc : K;
+    for (long k0 = 0;; k0 += kc) {
+        long kl = min(kc, K - k0);
+        int first = k0 == 0, last = k0 + kc >= K;
+        for (long n0 = nt0; n0 < nt1; n0 += GEMM_RN) {
+            __global const acc_t *bp = B + (n0 / p.b_w) * K * p.b_w + (n0 % p.b_w) + k0 * p.b_w;
+            for (long m0 = mt0; m0 < mt1; m0 += GEMM_RM) {
+                __global const acc_t *ap = A + (m0 / p.a_w) * K * p.a_w + (m0 % p.a_w) + k0 * p.a_w;
+                __local acc_t *pp = part + ((m0 - mt0) * p.tn + (n0 - nt0));
+                accv_t acc[GEMM_RM][GEMM_NV];
+                _Pragma("unroll") for (int r = 0; r < GEMM_RM; r++)
+                    _Pragma("unroll") for (int v = 0; v < GEMM_NV; v++)
+                        acc[r][v] = first ? (accv_t)0 : VLOAD(v, pp + r * p.tn);
+                GEMM_MICRO(acc, ap, p.a_w, bp, p.b_w, kl);
+                if (last) {
+                    gemm_store_block(acc, C, D, bias, &p, b, m0, n0, alpha, beta);
+                } else {
+                    _Pragma("unroll") for (int r = 0; r < GEMM_RM; r++)
+                        _Pragma("unroll") for (int v = 0; v < GEMM_NV; v++)
+                            VSTORE(acc[r][v], v, pp + r * p.tn);
+                }
+            }
+        }
+        if (last)
+            break;
+    }
+}
+
+/* ------------------------------------------------------------------ GPU kernel */
+
+/* One register block per work-item; global (blocks_n, blocks_m, batch). */
+__kernel void tocl_gemm_gpu(__global const acc_t *Ap, __global const acc_t *Bp, __global st_t *C,
+                            __global const st_t *D, __global const st_t *bias, tocl_gemm_params p, acc_t alpha,
+                            acc_t beta)
+{
+    long b = get_global_id(2);
+    long m0 = get_global_id(1) * GEMM_RM, n0 = get_global_id(0) * GEMM_RN;
+    if (m0 >= p.M || n0 >= p.N)
+        return;
+    __global const acc_t *ap = Ap + p.a_off + b * p.a_bs + (m0 / p.a_w) * p.K * p.a_w + (m0 % p.a_w);
+    __global const acc_t *bp = Bp + p.b_off + b * p.b_bs + (n0 / p.b_w) * p.K * p.b_w + (n0 % p.b_w);
+    accv_t acc[GEMM_RM][GEMM_NV];
+    _Pragma("unroll") for (int r = 0; r < GEMM_RM; r++)
+        _Pragma("unroll") for (int v = 0; v < GEMM_NV; v++)
+            acc[r][v] = (accv_t)0;
+    GEMM_MICRO(acc, ap, p.a_w, bp, p.b_w, p.K);
+    gemm_store_block(acc, C, D, bias, &p, b, m0, n0, alpha, beta);
+}
+
+/* ------------------------------------------------------------------ direct kernel */
+
+/* One element of C per work-item, operands read in place; flat global over
+ * (batch, M, N), N fastest. */
+__kernel void tocl_gemm_direct(__global const st_t *A, __global const st_t *B, __global st_t *C,
+                               __global const st_t *D, __global const st_t *bias, tocl_gemm_params p, acc_t alpha,
+                               acc_t beta)
+{
+    long gid = get_global_id(0);
+    long mn = p.M * p.N;
+    long b = gid / mn, r = gid - b * mn;
+    long m = r / p.N, n = r - m * p.N;
+    if (b >= p.batch)
+        return;
+    __global const st_t *a = A + p.a_off + b * p.a_bs + m * p.a_rs;
+    __global const st_t *bb = B + p.b_off + b * p.b_bs + n * p.b_rs;
+    acc_t s = 0;
+    for (long k = 0; k < p.K; k++)
+        s = fma(LOAD_ST(a, k * p.a_ks), LOAD_ST(bb, k * p.b_ks), s);
+    gemm_store(C, D, bias, &p, b, m, n, s, alpha, beta);
+}

@@ -1,0 +1,332 @@
+/* gemm.c - host side of the GEMM family (kernels/gemm.cl): checks, path
+ * choice, packing workspace and launches. Tile choice lives in gemm_tune.c. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/kernel_source.h"
+#include "gemm_params.h"
+#include "ops/gemm_internal.h"
+#include "ops/ops_internal.h"
+
+/* Below this many multiply-adds per matrix (or with a thin dimension) the
+ * direct kernel wins: packing costs two extra launches and a workspace. */
+#define GEMM_DIRECT_VOLUME (32 * 32 * 32)
+#define GEMM_DIRECT_THIN 8
+#define GEMM_PACK_LOCAL 64 /* one fixed local size: PoCL compiles per local size */
+#define GEMM_DIRECT_LOCAL 64
+#define GEMM_GPU_LOCAL 16
+
+/* One kernel object per (device, dtype, register block, name); entries live
+ * for the process. */
+typedef struct gemm_entry {
+    struct gemm_entry *next;
+    int dev;
+    tocl_dtype dtype;
+    int rm, vw, nv;
+    const char *name; /* a string literal */
+    cl_kernel kernel;
+    pthread_mutex_t lock; /* set-args + enqueue as one step */
+} gemm_entry;
+
+static gemm_entry *gemm_cache;
+static pthread_mutex_t gemm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static gemm_entry *gemm_find(int dev, tocl_dtype dt, const tocl_gemm_config *c, const char *name) {
+    for (gemm_entry *e = gemm_cache; e; e = e->next)
+        if (e->dev == dev && e->dtype == dt && e->rm == c->rm && e->vw == c->vw && e->nv == c->nv &&
+            !strcmp(e->name, name))
+            return e;
+    return NULL;
+}
+
+static const char *gemm_st_option(tocl_dtype dt) {
+    switch (dt) {
+    case TOCL_F16: return "-DTOCL_ST_F16";
+    case TOCL_BF16: return "-DTOCL_ST_BF16";
+    case TOCL_F64: return "-DTOCL_ST_F64";
+    default: return "-DTOCL_ST_F32";
+    }
+}
+
+static tocl_status gemm_kernel(int dev, tocl_dtype dt, const tocl_gemm_config *c, const char *name,
+                               gemm_entry **out) {
+    pthread_mutex_lock(&gemm_lock);
+    gemm_entry *e = gemm_find(dev, dt, c, name);
+    pthread_mutex_unlock(&gemm_lock);
+    if (e) {
+        *out = e;
+        return TOCL_OK;
+    }
+    const char *src;
+    TOCL_TRY(tocl_kernel_source("gemm", &src));
+    char opt[160];
+    snprintf(opt, sizeof opt, "%s -DGEMM_RM=%d -DGEMM_VW=%d -DGEMM_NV=%d", gemm_st_option(dt), c->rm, c->vw, c->nv);
+    e = calloc(1, sizeof *e);
+    if (!e)
+        return tocl_fail(TOCL_E_OOM, "out of host memory creating a GEMM kernel");
+    tocl_status s = tocl_kernel_create(dev, src, opt, name, &e->kernel);
+    if (s != TOCL_OK) {
+        free(e);
+        return s;
+    }
+    e->dev = dev;
+    e->dtype = dt;
+    e->rm = c->rm, e->vw = c->vw, e->nv = c->nv;
+    e->name = name;
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_lock(&gemm_lock);
+    gemm_entry *won = gemm_find(dev, dt, c, name);
+    if (won) { /* another thread built it meanwhile */
+        pthread_mutex_unlock(&gemm_lock);
+        clReleaseKernel(e->kernel);
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+        *out = won;
+        return TOCL_OK;
+    }
+    e->next = gemm_cache;
+    gemm_cache = e;
+    pthread_mutex_unlock(&gemm_lock);
+    *out = e;
+    return TOCL_OK;
+}
+
+typedef struct gemm_arg {
+    size_t size;
+    const void *ptr; /* NULL with size > 0: a __local buffer of that size */
+} gemm_arg;
+
+static tocl_status gemm_launch(int dev, cl_command_queue q, gemm_entry *e, const size_t global[3],
+                               const size_t local[3], const gemm_arg *args, int nargs) {
+    cl_int err = CL_SUCCESS;
+    pthread_mutex_lock(&e->lock);
+    for (int k = 0; k < nargs && err == CL_SUCCESS; k++)
+        err = clSetKernelArg(e->kernel, (cl_uint)k, args[k].size, args[k].ptr);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(q, e->kernel, 3, NULL, global, local, 0, NULL, NULL);
+    pthread_mutex_unlock(&e->lock);
+    if (err != CL_SUCCESS)
+        return tocl_fail(TOCL_E_OPENCL, "launching %s (%s, global %zux%zux%zu, local %zux%zux%zu) on device %d: %s (%d)",
+                         e->name, tocl_dtype_name(e->dtype), global[0], global[1], global[2], local[0], local[1],
+                         local[2], dev, tocl_cl_error_name(err), (int)err);
+    return TOCL_OK;
+}
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+tocl_gemm_desc tocl_gemm_desc_init(tocl_dtype dtype, int64_t M, int64_t N, int64_t K) {
+    tocl_gemm_desc g;
+    memset(&g, 0, sizeof g);
+    g.dtype = dtype;
+    g.batch = 1;
+    g.M = M, g.N = N, g.K = K;
+    g.alpha = 1.0;
+    return g;
+}
+
+/* Resolve a (batch, rows, cols) operand to (buffer, element offset). */
+static tocl_status gemm_resolve(int dev, tocl_dtype dt, const tocl_gemm_operand *o, int64_t batch, int64_t rows,
+                                int64_t cols, const char *what, cl_mem *buf, cl_long *off) {
+    if (o->bs < 0 || o->rs < 0 || o->cs < 0)
+        return tocl_fail(TOCL_E_INVALID, "gemm: %s has a negative stride (%lld, %lld, %lld)", what,
+                         (long long)o->bs, (long long)o->rs, (long long)o->cs);
+    tocl_tensor t;
+    memset(&t, 0, sizeof t);
+    t.data = o->data;
+    t.dtype = dt;
+    t.ndim = 3;
+    t.sizes[0] = batch, t.sizes[1] = rows, t.sizes[2] = cols;
+    t.strides[0] = o->bs, t.strides[1] = o->rs, t.strides[2] = o->cs;
+    int mdev;
+    TOCL_TRY(tocl_ops_check_tensor(&t, what));
+    TOCL_TRY(tocl_ops_resolve(dev, &t, what, 0, buf, off, &mdev));
+    return TOCL_OK;
+}
+
+static gemm_path gemm_env_path(void) {
+    const char *v = tocl_env("TORCH_OCL_GEMM_KERNEL");
+    if (v && !strcmp(v, "direct"))
+        return GEMM_PATH_DIRECT;
+    if (v && !strcmp(v, "packed"))
+        return GEMM_PATH_PACKED;
+    return GEMM_PATH_AUTO;
+}
+
+static tocl_status gemm_check(int dev, const tocl_gemm_desc *g) {
+    TOCL_TRY(tocl_device_check(dev));
+    if (!g)
+        return tocl_fail(TOCL_E_INVALID, "gemm: descriptor is NULL");
+    if (!tocl_dtype_is_float(g->dtype))
+        return tocl_fail(TOCL_E_UNSUPPORTED, "gemm: dtype %s is not supported; use float32, float16, bfloat16 or "
+                         "float64", tocl_dtype_name(g->dtype));
+    if (g->dtype == TOCL_F64 && !tocl_dev_props(dev)->has_fp64)
+        return tocl_fail(TOCL_E_UNSUPPORTED, "float64 is not supported on device %d (%s): it lacks cl_khr_fp64",
+                         dev, tocl_dev_props(dev)->name);
+    if (g->batch < 0 || g->M < 0 || g->N < 0 || g->K < 0)
+        return tocl_fail(TOCL_E_INVALID, "gemm: negative size (batch %lld, M %lld, N %lld, K %lld)",
+                         (long long)g->batch, (long long)g->M, (long long)g->N, (long long)g->K);
+    if ((unsigned)g->act >= TOCL_GEMM_ACT_COUNT)
+        return tocl_fail(TOCL_E_INVALID, "gemm: unknown activation %d", (int)g->act);
+    if ((unsigned)g->bias_mode > TOCL_GEMM_BIAS_COL)
+        return tocl_fail(TOCL_E_INVALID, "gemm: unknown bias mode %d", (int)g->bias_mode);
+    return TOCL_OK;
+}
+
+tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gemm_path path,
+                               const tocl_gemm_config *cfg_in) {
+    TOCL_TRY(gemm_check(dev, g));
+    if (g->M == 0 || g->N == 0 || g->batch == 0)
+        return TOCL_OK;
+    if ((g->M > 1 && g->c.rs == 0) || (g->N > 1 && g->c.cs == 0) || (g->batch > 1 && g->c.bs == 0))
+        return tocl_fail(TOCL_E_INVALID, "gemm: the output has stride 0 in a dimension of size > 1 (elements "
+                         "would overlap)");
+    tocl_dtype dt = g->dtype, acc = dt == TOCL_F64 ? TOCL_F64 : TOCL_F32;
+    size_t accsz = tocl_dtype_size(acc);
+    /* alpha = 0 reads neither A nor B (as BLAS): NaN in them does not show. */
+    int64_t K = g->alpha == 0.0 ? 0 : g->K;
+    int has_d = g->d.data != 0 && g->beta != 0.0;
+
+    tocl_gemm_params p;
+    memset(&p, 0, sizeof p);
+    p.M = g->M, p.N = g->N, p.K = K, p.batch = g->batch;
+    cl_mem cbuf, abuf = NULL, bbuf = NULL, dbuf = NULL, biasbuf = NULL;
+    cl_long off;
+    TOCL_TRY(gemm_resolve(dev, dt, &g->c, g->batch, g->M, g->N, "gemm output C", &cbuf, &off));
+    p.c_off = off, p.c_bs = g->c.bs, p.c_rs = g->c.rs, p.c_cs = g->c.cs;
+    if (K > 0) {
+        TOCL_TRY(gemm_resolve(dev, dt, &g->a, g->batch, g->M, K, "gemm operand A", &abuf, &off));
+        p.a_off = off, p.a_bs = g->a.bs, p.a_rs = g->a.rs, p.a_ks = g->a.cs;
+        /* B is K x N: its rows walk k, its columns n. */
+        TOCL_TRY(gemm_resolve(dev, dt, &g->b, g->batch, K, g->N, "gemm operand B", &bbuf, &off));
+        p.b_off = off, p.b_bs = g->b.bs, p.b_ks = g->b.rs, p.b_rs = g->b.cs;
+    }
+    if (has_d) {
+        TOCL_TRY(gemm_resolve(dev, dt, &g->d, g->batch, g->M, g->N, "gemm input D", &dbuf, &off));
+        p.has_d = 1;
+        p.d_off = off, p.d_bs = g->d.bs, p.d_rs = g->d.rs, p.d_cs = g->d.cs;
+    }
+    if (g->bias_mode != TOCL_GEMM_BIAS_NONE) {
+        int64_t len = g->bias_mode == TOCL_GEMM_BIAS_ROW ? g->N : g->M;
+        TOCL_TRY(gemm_resolve(dev, dt, &g->bias, g->batch, 1, len, "gemm bias", &biasbuf, &off));
+        p.bias_mode = (int)g->bias_mode;
+        p.bias_off = off, p.bias_bs = g->bias.bs, p.bias_s = g->bias.cs;
+    }
+    p.act = (int)g->act;
+
+    if (path == GEMM_PATH_AUTO)
+        path = gemm_env_path();
+    if (path == GEMM_PATH_AUTO) {
+        int thin = g->M < GEMM_DIRECT_THIN || g->N < GEMM_DIRECT_THIN || K < GEMM_DIRECT_THIN;
+        path = thin || g->M * g->N * K <= GEMM_DIRECT_VOLUME ? GEMM_PATH_DIRECT : GEMM_PATH_PACKED;
+    }
+    if (K == 0)
+        path = GEMM_PATH_DIRECT;
+    tocl_gemm_config cfg;
+    if (cfg_in)
+        cfg = *cfg_in;
+    else if (path == GEMM_PATH_PACKED)
+        TOCL_TRY(tocl_gemm_pick_config(dev, stream, dt, g->batch, g->M, g->N, K, &cfg));
+    else
+        tocl_gemm_default_config(dev, acc, &cfg);
+
+    cl_command_queue q;
+    TOCL_TRY(tocl_queue_get(dev, stream, &q));
+    double alpha = g->alpha, beta = g->beta;
+    float falpha = (float)alpha, fbeta = (float)beta;
+    const void *pal = acc == TOCL_F64 ? (const void *)&alpha : (const void *)&falpha;
+    const void *pbe = acc == TOCL_F64 ? (const void *)&beta : (const void *)&fbeta;
+    /* Absent operands are bound to C's buffer; the kernel never reads them. */
+    cl_mem dArg = dbuf ? dbuf : cbuf, biasArg = biasbuf ? biasbuf : cbuf;
+
+    if (path == GEMM_PATH_DIRECT) {
+        gemm_entry *e;
+        TOCL_TRY(gemm_kernel(dev, dt, &cfg, "tocl_gemm_direct", &e));
+        cl_mem aArg = abuf ? abuf : cbuf, bArg = bbuf ? bbuf : cbuf;
+        /* Flat 1-D grid: a matrix-vector product has N = 1, and a 2-D grid
+         * with a fixed local size would leave most work-items idle. */
+        int64_t total = g->batch * g->M * g->N;
+        size_t global[3] = {(size_t)round_up(total, GEMM_DIRECT_LOCAL), 1, 1};
+        size_t local[3] = {GEMM_DIRECT_LOCAL, 1, 1};
+        gemm_arg args[] = {{sizeof(cl_mem), &aArg}, {sizeof(cl_mem), &bArg}, {sizeof(cl_mem), &cbuf},
+                           {sizeof(cl_mem), &dArg}, {sizeof(cl_mem), &biasArg}, {sizeof p, &p},
+                           {accsz, pal},           {accsz, pbe}};
+        return gemm_launch(dev, q, e, global, local, args, 8);
+    }
+
+    /* Packed path: A and B into k-major panels of the accumulation type. */
+    const tocl_device_props *props = tocl_dev_props(dev);
+    int cpu = props->kind == TOCL_DEVICE_CPU;
+    int64_t rn = (int64_t)cfg.vw * cfg.nv;
+    int64_t aw = cpu ? cfg.rm : round_up(g->M, cfg.rm), bw = cpu ? rn : round_up(g->N, rn);
+    int64_t mp = round_up(g->M, aw), np = round_up(g->N, bw);
+    int64_t a_batches = g->a.bs == 0 ? 1 : g->batch, b_batches = g->b.bs == 0 ? 1 : g->batch;
+    int64_t a_elems = round_up(a_batches * mp * K, 32), b_elems = b_batches * np * K;
+    tocl_addr ws = 0;
+    TOCL_TRY(tocl_mem_alloc(dev, (size_t)(a_elems + b_elems) * accsz, &ws));
+    tocl_status s = TOCL_OK;
+    if (stream != tocl_stream_current(dev))
+        s = tocl_mem_record_stream(ws, stream);
+    cl_mem wbuf = NULL;
+    cl_long woff = 0;
+    if (s == TOCL_OK) {
+        int mdev;
+        size_t boff;
+        s = tocl_mem_resolve(ws, &mdev, &wbuf, &boff);
+        woff = (cl_long)(boff / accsz);
+    }
+    gemm_entry *pack = NULL, *main_k = NULL;
+    if (s == TOCL_OK)
+        s = gemm_kernel(dev, dt, &cfg, "tocl_gemm_pack", &pack);
+    if (s == TOCL_OK)
+        s = gemm_kernel(dev, dt, &cfg, cpu ? "tocl_gemm_cpu" : "tocl_gemm_gpu", &main_k);
+    for (int which = 0; which < 2 && s == TOCL_OK; which++) {
+        tocl_gemm_pack_params pp;
+        memset(&pp, 0, sizeof pp);
+        if (which == 0) {
+            pp.off = p.a_off, pp.bs = p.a_bs, pp.rs = p.a_rs, pp.ks = p.a_ks, pp.rows = g->M, pp.width = aw;
+            pp.dst_off = woff, pp.dst_bs = a_batches > 1 ? mp * K : 0;
+        } else {
+            pp.off = p.b_off, pp.bs = p.b_bs, pp.rs = p.b_rs, pp.ks = p.b_ks, pp.rows = g->N, pp.width = bw;
+            pp.dst_off = woff + a_elems, pp.dst_bs = b_batches > 1 ? np * K : 0;
+        }
+        pp.depth = K;
+        size_t global[3] = {(size_t)round_up(K, GEMM_PACK_LOCAL), (size_t)((which ? np : mp) / pp.width),
+                            (size_t)(which ? b_batches : a_batches)};
+        size_t local[3] = {GEMM_PACK_LOCAL, 1, 1};
+        cl_mem src = which ? bbuf : abuf;
+        gemm_arg args[] = {{sizeof(cl_mem), &src}, {sizeof(cl_mem), &wbuf}, {sizeof pp, &pp}};
+        s = gemm_launch(dev, q, pack, global, local, args, 3);
+    }
+    if (s == TOCL_OK) {
+        p.a_off = woff, p.a_bs = a_batches > 1 ? mp * K : 0, p.a_w = aw;
+        p.b_off = woff + a_elems, p.b_bs = b_batches > 1 ? np * K : 0, p.b_w = bw;
+        p.tm = cfg.tm, p.tn = cfg.tn, p.kc = cfg.kc;
+        if (cpu) {
+            size_t global[3] = {(size_t)((g->N + cfg.tn - 1) / cfg.tn), (size_t)((g->M + cfg.tm - 1) / cfg.tm),
+                                (size_t)g->batch};
+            size_t local[3] = {1, 1, 1};
+            gemm_arg args[] = {{sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &cbuf},
+                               {sizeof(cl_mem), &dArg}, {sizeof(cl_mem), &biasArg}, {sizeof p, &p},
+                               {accsz, pal}, {accsz, pbe}, {(size_t)(cfg.tm * cfg.tn) * accsz, NULL}};
+            s = gemm_launch(dev, q, main_k, global, local, args, 9);
+        } else {
+            size_t l = props->max_work_group_size >= GEMM_GPU_LOCAL * GEMM_GPU_LOCAL ? GEMM_GPU_LOCAL : 8;
+            size_t global[3] = {(size_t)round_up((g->N + rn - 1) / rn, (int64_t)l),
+                                (size_t)round_up((g->M + cfg.rm - 1) / cfg.rm, (int64_t)l), (size_t)g->batch};
+            size_t local[3] = {l, l, 1};
+            gemm_arg args[] = {{sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &cbuf},
+                               {sizeof(cl_mem), &dArg}, {sizeof(cl_mem), &biasArg}, {sizeof p, &p},
+                               {accsz, pal}, {accsz, pbe}};
+            s = gemm_launch(dev, q, main_k, global, local, args, 8);
+        }
+    }
+    /* The allocator reuses the block only after the queued work is done. */
+    tocl_status fs = tocl_mem_free(ws);
+    return s != TOCL_OK ? s : fs;
+}
+
+tocl_status tocl_gemm(int dev, int stream, const tocl_gemm_desc *g) {
+    return tocl_gemm_run_with(dev, stream, g, GEMM_PATH_AUTO, NULL);
+}

@@ -1,0 +1,28 @@
+/* gemm_internal.h - what gemm.c (launches) and gemm_tune.c (tile choice)
+ * share: running one product with an explicit configuration. */
+#ifndef TOCL_GEMM_INTERNAL_H
+#define TOCL_GEMM_INTERNAL_H
+
+#include "tocl/gemm.h"
+
+/* Which kernel shape runs a product. */
+typedef enum gemm_path {
+    GEMM_PATH_AUTO = 0,
+    GEMM_PATH_DIRECT,  /* operands read in place, one element per work-item */
+    GEMM_PATH_PACKED   /* pack, then the CPU macro kernel or the GPU kernel */
+} gemm_path;
+
+/* tocl_gemm with a given path and (for the packed path) configuration. */
+tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gemm_path path,
+                               const tocl_gemm_config *cfg);
+
+/* Default configuration of dev for accumulation type acc (F32 or F64). */
+void tocl_gemm_default_config(int dev, tocl_dtype acc, tocl_gemm_config *out);
+
+/* Configuration for a packed product of this size: tuned (timing once per
+ * size class if tuning is on) or default, then tiles shrunk so that small
+ * products still give every compute unit work. */
+tocl_status tocl_gemm_pick_config(int dev, int stream, tocl_dtype dtype, int64_t batch, int64_t M, int64_t N,
+                                  int64_t K, tocl_gemm_config *out);
+
+#endif
