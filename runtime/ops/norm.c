@@ -1,0 +1,232 @@
+/* norm.c - layer, group and batch normalisation (kernels/norm.cl): each
+ * kind is a row geometry (which elements share statistics) plus a weight
+ * index map, so one forward and one backward kernel serve all three. */
+#include <string.h>
+
+#include "ops/nn_internal.h"
+
+/* Rows of statistics, their elements, and the weight map of d. */
+static tocl_status norm_geometry(const tocl_norm_desc *d, tocl_nn_rows *p, tocl_nn_norm *q, tocl_nn_cols *c) {
+    if (d->n < 0 || d->c < 0 || d->hw < 0)
+        return tocl_fail(TOCL_E_INVALID, "normalisation: negative size (n %lld, c %lld, hw %lld)", (long long)d->n,
+                         (long long)d->c, (long long)d->hw);
+    memset(p, 0, sizeof *p);
+    memset(q, 0, sizeof *q);
+    memset(c, 0, sizeof *c);
+    q->eps = d->eps;
+    q->momentum = d->momentum;
+    q->epsf = (float)d->eps;
+    q->momentumf = (float)d->momentum;
+    p->inner = 1;
+    c->cols = d->c;
+    c->A = d->n;
+    switch (d->kind) {
+    case TOCL_NORM_LAYER:
+        if (d->hw != 1)
+            return tocl_fail(TOCL_E_INVALID, "layer norm expects hw 1, got %lld", (long long)d->hw);
+        p->rows = d->n, p->n = d->c, p->so = d->c, p->b = d->c;
+        q->wmod = 1, q->wrs = 0, q->wdiv = 1;
+        c->B = 1, c->sa = d->c, c->sc = 1, c->ss = 1, c->cdiv = d->c + 1;
+        return TOCL_OK;
+    case TOCL_NORM_GROUP: {
+        if (d->groups <= 0 || d->c % d->groups)
+            return tocl_fail(TOCL_E_INVALID, "group norm expects channels (%lld) divisible by groups (%lld)",
+                             (long long)d->c, (long long)d->groups);
+        int64_t cg = d->c / d->groups;
+        p->rows = d->n * d->groups, p->n = cg * d->hw, p->so = p->n, p->b = p->n;
+        q->wmod = d->groups, q->wrs = cg, q->wdiv = d->hw ? d->hw : 1;
+        c->B = d->hw, c->sa = d->c * d->hw, c->sc = d->hw, c->ss = d->groups, c->cdiv = cg ? cg : 1;
+        return TOCL_OK;
+    }
+    case TOCL_NORM_BATCH:
+        p->rows = d->c, p->n = d->n * d->hw, p->inner = d->c ? d->c : 1, p->si = d->hw, p->so = 0;
+        p->b = d->hw ? d->hw : 1, p->sa = d->c * d->hw;
+        q->wmod = d->c ? d->c : 1, q->wrs = 1, q->wdiv = p->n ? p->n : 1;
+        return TOCL_OK;
+    }
+    return tocl_fail(TOCL_E_INVALID, "normalisation: unknown kind %d", (int)d->kind);
+}
+
+typedef struct norm_operand {
+    const tocl_tensor *t;
+    const char *what;
+    int64_t numel;
+    cl_mem buf;
+    cl_long off;
+} norm_operand;
+
+/* Resolve present operands; absent ones alias `fallback`'s buffer. */
+static tocl_status norm_resolve(int dev, norm_operand *ops, int n, cl_mem fallback) {
+    for (int i = 0; i < n; i++) {
+        ops[i].buf = fallback;
+        ops[i].off = 0;
+        if (ops[i].t)
+            TOCL_TRY(tocl_nn_operand(dev, ops[i].t, ops[i].what, ops[i].numel, &ops[i].buf, &ops[i].off));
+        if (!ops[i].buf)
+            ops[i].buf = fallback;
+    }
+    return TOCL_OK;
+}
+
+static tocl_dtype dt_or(const tocl_tensor *t, const tocl_tensor *alt) { return t ? t->dtype : alt->dtype; }
+
+tocl_status tocl_nn_norm_forward(int dev, int stream, const tocl_norm_desc *d, int training, const tocl_tensor *x,
+                                 const tocl_tensor *y, const tocl_tensor *weight, const tocl_tensor *bias,
+                                 const tocl_tensor *mean, const tocl_tensor *rstd, const tocl_tensor *running_mean,
+                                 const tocl_tensor *running_var) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_nn_rows p;
+    tocl_nn_norm q;
+    tocl_nn_cols c;
+    TOCL_TRY(norm_geometry(d, &p, &q, &c));
+    if (!training && d->kind != TOCL_NORM_BATCH)
+        return tocl_fail(TOCL_E_INVALID, "only batch norm has an eval mode");
+    if (!training && !(running_mean && running_var && y))
+        return tocl_fail(TOCL_E_INVALID, "batch norm eval needs running_mean, running_var and an output");
+    if ((running_mean != NULL) != (running_var != NULL))
+        return tocl_fail(TOCL_E_INVALID, "batch norm needs both running_mean and running_var, or neither");
+    if ((mean != NULL) != (rstd != NULL))
+        return tocl_fail(TOCL_E_INVALID, "normalisation stores both mean and rstd, or neither");
+    int64_t numel = d->n * d->c * d->hw;
+    TOCL_TRY(tocl_ops_check_tensor(x, "input"));
+    cl_mem xb;
+    cl_long xo;
+    TOCL_TRY(tocl_nn_operand(dev, x, "input", numel, &xb, &xo));
+    norm_operand ops[] = {{y, "output", numel, 0, 0},          {weight, "weight", d->c, 0, 0},
+                          {bias, "bias", d->c, 0, 0},          {mean, "mean", p.rows, 0, 0},
+                          {rstd, "rstd", p.rows, 0, 0},        {running_mean, "running_mean", p.rows, 0, 0},
+                          {running_var, "running_var", p.rows, 0, 0}};
+    if (p.rows == 0 || (numel == 0 && training && !mean && !running_mean))
+        return TOCL_OK;
+    if (!xb) { /* empty rows of statistics: still produce them */
+        xb = NULL;
+        for (int i = 0; i < 7 && !xb; i++)
+            if (ops[i].t && tocl_ops_numel(ops[i].t) > 0)
+                TOCL_TRY(tocl_nn_operand(dev, ops[i].t, ops[i].what, ops[i].numel, &xb, &xo));
+        xo = 0;
+    }
+    TOCL_TRY(norm_resolve(dev, ops, 7, xb));
+    if (weight && bias && weight->dtype != bias->dtype)
+        return tocl_fail(TOCL_E_INVALID, "normalisation expects weight and bias of one dtype, got %s and %s",
+                         tocl_dtype_name(weight->dtype), tocl_dtype_name(bias->dtype));
+    q.flags = (weight ? TOCL_NN_HAS_W : 0) | (bias ? TOCL_NN_HAS_B : 0) | (y ? TOCL_NN_WRITE_Y : 0) |
+              (!training ? TOCL_NN_GIVEN_STATS : 0) | (training && mean ? TOCL_NN_WRITE_STATS : 0) |
+              (training && running_mean ? TOCL_NN_UPDATE_RUNNING : 0);
+    p.x_off = xo;
+    p.y_off = ops[0].off;
+    q.w_off = ops[1].off, q.b_off = ops[2].off, q.mean_off = ops[3].off, q.rstd_off = ops[4].off;
+    q.rm_off = ops[5].off, q.rv_off = ops[6].off;
+    int item = tocl_nn_use_items(p.rows, p.n, 0);
+    tocl_dtype dts[5] = {x->dtype, dt_or(y, x), weight ? weight->dtype : dt_or(bias, x), dt_or(mean, x),
+                         dt_or(running_mean, x)};
+    char opts[1024];
+    TOCL_TRY(tocl_nn_options(dev, "XYWSR", dts, item, opts, sizeof opts));
+    tocl_nn_kernel *k;
+    TOCL_TRY(tocl_nn_kernel_get(dev, "norm", "nn_norm_fwd", opts, &k));
+    size_t local = item ? tocl_nn_item_size(dev, k) : tocl_nn_group_size(dev, k);
+    size_t global = item ? ((size_t)p.rows + local - 1) / local * local : (size_t)p.rows * local;
+    tocl_nn_arg a[] = {{sizeof xb, &xb},
+                       {sizeof(cl_mem), &ops[0].buf},
+                       {sizeof(cl_mem), &ops[1].buf},
+                       {sizeof(cl_mem), &ops[2].buf},
+                       {sizeof(cl_mem), &ops[3].buf},
+                       {sizeof(cl_mem), &ops[4].buf},
+                       {sizeof(cl_mem), &ops[5].buf},
+                       {sizeof(cl_mem), &ops[6].buf},
+                       {sizeof p, &p},
+                       {sizeof q, &q}};
+    return tocl_nn_launch(dev, stream, k, global, local, a, 10);
+}
+
+tocl_status tocl_nn_norm_backward(int dev, int stream, const tocl_norm_desc *d, int training, const tocl_tensor *x,
+                                  const tocl_tensor *grad_out, const tocl_tensor *grad_in, const tocl_tensor *weight,
+                                  const tocl_tensor *mean, const tocl_tensor *rstd, const tocl_tensor *running_mean,
+                                  const tocl_tensor *running_var, const tocl_tensor *grad_weight,
+                                  const tocl_tensor *grad_bias) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_nn_rows p;
+    tocl_nn_norm q;
+    tocl_nn_cols c;
+    TOCL_TRY(norm_geometry(d, &p, &q, &c));
+    if (training && !(mean && rstd))
+        return tocl_fail(TOCL_E_INVALID, "normalisation backward needs the saved mean and rstd");
+    if (!training && (d->kind != TOCL_NORM_BATCH || !running_mean || !running_var))
+        return tocl_fail(TOCL_E_INVALID, "normalisation backward in eval mode is batch norm with running stats");
+    int64_t numel = d->n * d->c * d->hw;
+    if (p.rows == 0 && !grad_weight && !grad_bias)
+        return TOCL_OK;
+    cl_mem xb, gb;
+    cl_long xo, go;
+    TOCL_TRY(tocl_nn_operand(dev, x, "input", numel, &xb, &xo));
+    TOCL_TRY(tocl_nn_operand(dev, grad_out, "grad_output", numel, &gb, &go));
+    norm_operand ops[] = {{grad_in, "grad_input", numel, 0, 0},         {weight, "weight", d->c, 0, 0},
+                          {mean, "mean", p.rows, 0, 0},                 {rstd, "rstd", p.rows, 0, 0},
+                          {running_mean, "running_mean", p.rows, 0, 0}, {running_var, "running_var", p.rows, 0, 0},
+                          {grad_weight, "grad_weight", d->c, 0, 0},     {grad_bias, "grad_bias", d->c, 0, 0}};
+    cl_mem any = xb;
+    for (int i = 0; i < 8 && !any; i++)
+        if (ops[i].t && tocl_ops_numel(ops[i].t) > 0)
+            TOCL_TRY(tocl_nn_operand(dev, ops[i].t, ops[i].what, ops[i].numel, &any, &xo));
+    if (!xb)
+        xo = 0;
+    if (!any)
+        return TOCL_OK; /* nothing to read or write */
+    TOCL_TRY(norm_resolve(dev, ops, 8, any));
+    if (!xb)
+        xb = gb = any;
+    tocl_dtype wdt = weight ? weight->dtype : grad_weight ? grad_weight->dtype : dt_or(grad_bias, x);
+    if (grad_weight && grad_weight->dtype != wdt)
+        return tocl_fail(TOCL_E_INVALID, "grad_weight must have the weight's dtype");
+    if (grad_bias && grad_bias->dtype != wdt)
+        return tocl_fail(TOCL_E_INVALID, "grad_bias must have the weight's dtype");
+    tocl_dtype sdt = dt_or(mean, x), rdt = dt_or(running_mean, x);
+    int row_affine = d->kind == TOCL_NORM_BATCH;
+    q.flags = (weight ? TOCL_NN_HAS_W : 0) | (grad_in ? TOCL_NN_WRITE_Y : 0) | (!training ? TOCL_NN_GIVEN_STATS : 0) |
+              (row_affine && grad_weight ? TOCL_NN_STORE_DW : 0) | (row_affine && grad_bias ? TOCL_NN_STORE_DB : 0);
+    p.x_off = xo, p.g_off = go, p.z_off = ops[0].off;
+    q.w_off = ops[1].off, q.mean_off = ops[2].off, q.rstd_off = ops[3].off, q.rm_off = ops[4].off;
+    q.rv_off = ops[5].off, q.dw_off = ops[6].off, q.db_off = ops[7].off;
+    char opts[1024];
+    tocl_nn_kernel *k;
+    if ((grad_in || (row_affine && (grad_weight || grad_bias))) && p.rows > 0) {
+        int item = tocl_nn_use_items(p.rows, p.n, 0);
+        tocl_dtype dts[6] = {x->dtype, grad_out->dtype, dt_or(grad_in, x), wdt, sdt, rdt};
+        TOCL_TRY(tocl_nn_options(dev, "XGZWSR", dts, item, opts, sizeof opts));
+        TOCL_TRY(tocl_nn_kernel_get(dev, "norm", "nn_norm_bwd", opts, &k));
+        size_t local = item ? tocl_nn_item_size(dev, k) : tocl_nn_group_size(dev, k);
+        size_t global = item ? ((size_t)p.rows + local - 1) / local * local : (size_t)p.rows * local;
+        tocl_nn_arg a[] = {{sizeof xb, &xb},
+                           {sizeof gb, &gb},
+                           {sizeof(cl_mem), &ops[0].buf},
+                           {sizeof(cl_mem), &ops[1].buf},
+                           {sizeof(cl_mem), &ops[2].buf},
+                           {sizeof(cl_mem), &ops[3].buf},
+                           {sizeof(cl_mem), &ops[4].buf},
+                           {sizeof(cl_mem), &ops[5].buf},
+                           {sizeof(cl_mem), &ops[6].buf},
+                           {sizeof(cl_mem), &ops[7].buf},
+                           {sizeof p, &p},
+                           {sizeof q, &q}};
+        TOCL_TRY(tocl_nn_launch(dev, stream, k, global, local, a, 12));
+    }
+    if (row_affine || !(grad_weight || grad_bias) || d->c == 0)
+        return TOCL_OK;
+    /* layer/group norm: dw/db summed over the statistics rows per column */
+    tocl_dtype dts[4] = {x->dtype, grad_out->dtype, sdt, wdt};
+    TOCL_TRY(tocl_nn_options(dev, "XGSW", dts, 0, opts, sizeof opts));
+    TOCL_TRY(tocl_nn_kernel_get(dev, "norm", "nn_norm_cols", opts, &k));
+    c.x_off = xo, c.g_off = go, c.mean_off = q.mean_off, c.rstd_off = q.rstd_off;
+    c.dw_off = q.dw_off, c.db_off = q.db_off;
+    cl_int fl = (grad_weight ? TOCL_NN_HAS_W : 0) | (grad_bias ? TOCL_NN_HAS_B : 0);
+    size_t local = tocl_nn_item_size(dev, k);
+    size_t global = ((size_t)c.cols + local - 1) / local * local;
+    tocl_nn_arg a[] = {{sizeof xb, &xb},
+                       {sizeof gb, &gb},
+                       {sizeof(cl_mem), &ops[2].buf},
+                       {sizeof(cl_mem), &ops[3].buf},
+                       {sizeof(cl_mem), &ops[6].buf},
+                       {sizeof(cl_mem), &ops[7].buf},
+                       {sizeof c, &c},
+                       {sizeof fl, &fl}};
+    return tocl_nn_launch(dev, stream, k, global, local, a, 8);
+}

@@ -1,0 +1,250 @@
+/* softmax.c - softmax and log-softmax along any dim (kernels/softmax.cl),
+ * and the kernel cache, dtype roles and launches shared by the nn row
+ * kernels (nn_internal.h). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/kernel_source.h"
+#include "ops/nn_internal.h"
+
+struct tocl_nn_kernel {
+    struct tocl_nn_kernel *next;
+    int dev;
+    const char *family, *name; /* string literals */
+    char opts[1024];
+    cl_kernel kernel;
+    pthread_mutex_t lock; /* set-args + enqueue as one step */
+};
+
+static tocl_nn_kernel *nn_cache;
+static pthread_mutex_t nn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static tocl_nn_kernel *nn_find(int dev, const char *family, const char *name, const char *opts) {
+    for (tocl_nn_kernel *e = nn_cache; e; e = e->next)
+        if (e->dev == dev && !strcmp(e->family, family) && !strcmp(e->name, name) && !strcmp(e->opts, opts))
+            return e;
+    return NULL;
+}
+
+tocl_status tocl_nn_kernel_get(int dev, const char *family, const char *name, const char *opts,
+                               tocl_nn_kernel **out) {
+    if (strlen(opts) >= sizeof((tocl_nn_kernel *)0)->opts)
+        return tocl_fail(TOCL_E_INTERNAL, "nn kernel options too long: %s", opts);
+    pthread_mutex_lock(&nn_lock);
+    tocl_nn_kernel *e = nn_find(dev, family, name, opts);
+    pthread_mutex_unlock(&nn_lock);
+    if (e) {
+        *out = e;
+        return TOCL_OK;
+    }
+    const char *src;
+    TOCL_TRY(tocl_kernel_source(family, &src));
+    e = calloc(1, sizeof *e);
+    if (!e)
+        return tocl_fail(TOCL_E_OOM, "out of host memory creating kernel %s", name);
+    tocl_status s = tocl_kernel_create(dev, src, opts, name, &e->kernel);
+    if (s != TOCL_OK) {
+        free(e);
+        return s;
+    }
+    e->dev = dev;
+    e->family = family;
+    e->name = name;
+    strcpy(e->opts, opts);
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_lock(&nn_lock);
+    tocl_nn_kernel *won = nn_find(dev, family, name, opts);
+    if (won) { /* another thread built it meanwhile */
+        pthread_mutex_unlock(&nn_lock);
+        clReleaseKernel(e->kernel);
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+        *out = won;
+        return TOCL_OK;
+    }
+    e->next = nn_cache;
+    nn_cache = e;
+    pthread_mutex_unlock(&nn_lock);
+    *out = e;
+    return TOCL_OK;
+}
+
+tocl_status tocl_nn_options(int dev, const char *roles, const tocl_dtype *dts, int item, char *buf, size_t cap) {
+    size_t len = 0;
+    int f64 = 0;
+    buf[0] = 0;
+    for (int i = 0; roles[i]; i++) {
+        const char *ty, *sfx;
+        switch (dts[i]) {
+        case TOCL_F32: ty = "float", sfx = "F32"; break;
+        case TOCL_F64: ty = "double", sfx = "F64", f64 = 1; break;
+        case TOCL_F16: ty = "half", sfx = "F16"; break;
+        case TOCL_BF16: ty = "ushort", sfx = "BF16"; break;
+        default:
+            return tocl_fail(TOCL_E_UNSUPPORTED, "nn kernels support floating dtypes (float16, bfloat16, float32, "
+                             "float64), got %s", tocl_dtype_name(dts[i]));
+        }
+        char r = roles[i];
+        int k = snprintf(buf + len, cap - len, "-D%c_T=%s -DLD%c=NN_LD_%s -DST%c=NN_ST_%s ", r, ty, r, sfx, r, sfx);
+        if (k < 0 || (size_t)k >= cap - len)
+            return tocl_fail(TOCL_E_INTERNAL, "nn kernel options do not fit %zu bytes", cap);
+        len += (size_t)k;
+    }
+    /* a family's program holds every kernel of its file: roles a kernel
+     * does not use still need a type */
+    for (const char *r = "XYGZWSRT"; *r; r++) {
+        if (strchr(roles, *r))
+            continue;
+        int k = snprintf(buf + len, cap - len, "-D%c_T=float -DLD%c=NN_LD_F32 -DST%c=NN_ST_F32 ", *r, *r, *r);
+        if (k < 0 || (size_t)k >= cap - len)
+            return tocl_fail(TOCL_E_INTERNAL, "nn kernel options do not fit %zu bytes", cap);
+        len += (size_t)k;
+    }
+    if (f64 && !tocl_dev_props(dev)->has_fp64)
+        return tocl_fail(TOCL_E_UNSUPPORTED, "float64 is not supported on device %d (%s): it lacks cl_khr_fp64", dev,
+                         tocl_dev_props(dev)->name);
+    int k = snprintf(buf + len, cap - len, "%s%s", f64 ? "-DNN_ACC_F64 " : "", item ? "-DNN_ITEM" : "");
+    if (k < 0 || (size_t)k >= cap - len)
+        return tocl_fail(TOCL_E_INTERNAL, "nn kernel options do not fit %zu bytes", cap);
+    return TOCL_OK;
+}
+
+tocl_status tocl_nn_launch(int dev, int stream, tocl_nn_kernel *k, size_t global, size_t local,
+                           const tocl_nn_arg *args, int nargs) {
+    if (global == 0)
+        return TOCL_OK;
+    cl_command_queue q;
+    TOCL_TRY(tocl_queue_get(dev, stream, &q));
+    cl_int err = CL_SUCCESS;
+    pthread_mutex_lock(&k->lock);
+    for (int i = 0; i < nargs && err == CL_SUCCESS; i++)
+        err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].ptr);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(q, k->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+    pthread_mutex_unlock(&k->lock);
+    if (err != CL_SUCCESS)
+        return tocl_fail(TOCL_E_OPENCL, "launching %s (%zu work-items, groups of %zu) on device %d: %s (%d)", k->name,
+                         global, local, dev, tocl_cl_error_name(err), (int)err);
+    return TOCL_OK;
+}
+
+static size_t nn_kernel_max(int dev, tocl_nn_kernel *k) {
+    size_t kmax = 0;
+    if (clGetKernelWorkGroupInfo(k->kernel, tocl_dev_id(dev), CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax, NULL) !=
+            CL_SUCCESS || kmax == 0)
+        kmax = 1;
+    return kmax;
+}
+
+/* Fixed per device, because PoCL compiles a kernel anew per local size. */
+size_t tocl_nn_group_size(int dev, tocl_nn_kernel *k) {
+    size_t want = TOCL_NN_LOCAL_MAX, kmax = nn_kernel_max(dev, k);
+    while (want > kmax && want > 1)
+        want >>= 1;
+    return want;
+}
+
+size_t tocl_nn_item_size(int dev, tocl_nn_kernel *k) {
+    size_t want = tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU ? 256 : 128, kmax = nn_kernel_max(dev, k);
+    while (want > kmax && want > 1)
+        want >>= 1;
+    return want;
+}
+
+tocl_status tocl_nn_operand(int dev, const tocl_tensor *t, const char *what, int64_t numel, cl_mem *buf,
+                            cl_long *off) {
+    TOCL_TRY(tocl_ops_check_tensor(t, what));
+    if (!tocl_ops_is_contiguous(t))
+        return tocl_fail(TOCL_E_INVALID, "%s must be contiguous (row-major dense)", what);
+    if (tocl_ops_numel(t) != numel)
+        return tocl_fail(TOCL_E_INVALID, "%s has %lld elements, expected %lld", what, (long long)tocl_ops_numel(t),
+                         (long long)numel);
+    if (numel == 0) { /* never read; any valid handle will do */
+        *buf = NULL;
+        *off = 0;
+        return TOCL_OK;
+    }
+    int mdev;
+    TOCL_TRY(tocl_ops_resolve(dev, t, what, 0, buf, off, &mdev));
+    return TOCL_OK;
+}
+
+/* ------------------------------------------------------------------ softmax */
+
+static tocl_status sm_geometry(const tocl_tensor *t, int dim, tocl_nn_rows *p) {
+    if (t->ndim == 0 ? (dim != 0 && dim != -1) : (dim < 0 || dim >= t->ndim))
+        return tocl_fail(TOCL_E_INVALID, "softmax: dim %d out of range for a %d-dim tensor", dim, t->ndim);
+    int64_t outer = 1, n = t->ndim ? t->sizes[dim] : 1, inner = 1;
+    for (int d = 0; d < dim && d < t->ndim; d++)
+        outer *= t->sizes[d];
+    for (int d = dim + 1; d < t->ndim; d++)
+        inner *= t->sizes[d];
+    memset(p, 0, sizeof *p);
+    p->rows = outer * inner;
+    p->n = n;
+    p->inner = inner ? inner : 1;
+    p->so = n * inner;
+    p->si = 1;
+    p->b = inner == 1 ? n : 1;
+    p->sa = inner;
+    return TOCL_OK;
+}
+
+static tocl_status sm_run(int dev, int stream, int backward, const tocl_tensor *z, const tocl_tensor *x,
+                          const tocl_tensor *y, int dim, int log_softmax) {
+    const char *what = backward ? (log_softmax ? "log_softmax_backward" : "softmax_backward")
+                                : (log_softmax ? "log_softmax" : "softmax");
+    TOCL_TRY(tocl_device_check(dev));
+    TOCL_TRY(tocl_ops_check_tensor(x, what));
+    tocl_nn_rows p;
+    TOCL_TRY(sm_geometry(x, dim, &p));
+    int64_t numel = tocl_ops_numel(x);
+    const tocl_tensor *ops[3] = {x, y, z};
+    for (int i = 0; i < 3; i++) {
+        if (!ops[i])
+            continue;
+        if (ops[i]->ndim != x->ndim)
+            return tocl_fail(TOCL_E_INVALID, "%s: operands differ in rank", what);
+        for (int d = 0; d < x->ndim; d++)
+            if (ops[i]->sizes[d] != x->sizes[d])
+                return tocl_fail(TOCL_E_INVALID, "%s: operands differ in size in dim %d", what, d);
+    }
+    cl_mem bx, by, bz = NULL;
+    cl_long ox, oy, oz = 0;
+    TOCL_TRY(tocl_nn_operand(dev, x, backward ? "grad_output" : "input", numel, &bx, &ox));
+    TOCL_TRY(tocl_nn_operand(dev, y, "output", numel, &by, &oy));
+    if (backward)
+        TOCL_TRY(tocl_nn_operand(dev, z, "grad_input", numel, &bz, &oz));
+    if (numel == 0)
+        return TOCL_OK;
+    int item = tocl_nn_use_items(p.rows, p.n, p.b < p.n);
+    tocl_dtype dts[3] = {x->dtype, y->dtype, backward ? z->dtype : TOCL_F32};
+    char opts[1024];
+    TOCL_TRY(tocl_nn_options(dev, "XYZ", dts, item, opts, sizeof opts));
+    tocl_nn_kernel *k;
+    TOCL_TRY(tocl_nn_kernel_get(dev, "softmax", backward ? "nn_softmax_bwd" : "nn_softmax_fwd", opts, &k));
+    p.x_off = ox;
+    p.y_off = oy;
+    p.z_off = oz;
+    cl_int lg = log_softmax != 0;
+    size_t local = item ? tocl_nn_item_size(dev, k) : tocl_nn_group_size(dev, k);
+    size_t global = item ? ((size_t)p.rows + local - 1) / local * local : (size_t)p.rows * local;
+    if (backward) {
+        tocl_nn_arg a[] = {{sizeof bx, &bx}, {sizeof by, &by}, {sizeof bz, &bz}, {sizeof p, &p}, {sizeof lg, &lg}};
+        return tocl_nn_launch(dev, stream, k, global, local, a, 5);
+    }
+    tocl_nn_arg a[] = {{sizeof bx, &bx}, {sizeof by, &by}, {sizeof p, &p}, {sizeof lg, &lg}};
+    return tocl_nn_launch(dev, stream, k, global, local, a, 4);
+}
+
+tocl_status tocl_nn_softmax(int dev, int stream, const tocl_tensor *out, const tocl_tensor *in, int dim,
+                            int log_softmax) {
+    return sm_run(dev, stream, 0, NULL, in, out, dim, log_softmax);
+}
+
+tocl_status tocl_nn_softmax_backward(int dev, int stream, const tocl_tensor *grad_in, const tocl_tensor *grad_out,
+                                     const tocl_tensor *out, int dim, int log_softmax) {
+    return sm_run(dev, stream, 1, grad_in, grad_out, out, dim, log_softmax);
+}
