@@ -179,9 +179,25 @@ void record_stream(at::Tensor& self, c10::Stream s) {
     TOCL_CHECK(tocl_mem_record_stream(reinterpret_cast<tocl_addr>(base), static_cast<int>(s.id())));
 }
 
+// Whether `self.data = from` may swap storage in place. PyTorch answers yes only
+// between its own dense backends, so without this `module.to("ocl")` would give
+// every module its own copy of a shared (tied) parameter instead of keeping one
+// Parameter object, as it does for CUDA. Dense CPU and ocl tensors share the
+// TensorImpl layout, so they are compatible in both directions.
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  auto dense = [](const at::Tensor& t) {
+    return t.layout() == at::kStrided && !t.is_quantized() && !t.is_nested() &&
+           (t.device().type() == c10::DeviceType::CPU || t.device().type() == c10::DeviceType::PrivateUse1);
+  };
+  if (dense(self) && dense(from))
+    return true;
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
   m.impl("as_strided", as_strided);
