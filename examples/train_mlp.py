@@ -2,16 +2,21 @@
 
 Prints the device, trains with a progress bar, checks the loss fell, and
 reports which ops still ran on the CPU through the visible fallback.
+
+    python examples/train_mlp.py [--steps N] [--device ocl|cpu]
 """
 
 import argparse
+import os
+import sys
 import time
 
 import torch
 import torch.nn as nn
 from tqdm import tqdm
 
-import torch_ocl
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import describe, quiet_fallbacks, report_fallbacks  # noqa: E402
 
 
 def make_data(n: int, generator: torch.Generator):
@@ -25,55 +30,48 @@ def make_data(n: int, generator: torch.Generator):
     return x, label
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--device", default="ocl")
-    args = ap.parse_args()
-
-    device = torch.device(args.device)
-    if device.type == "ocl":
-        props = torch.ocl.get_device_properties(device)
-        print(f"device: {device} = {props.name} ({props.platform_name} {props.driver_version}), "
-              f"{props.compute_units} compute units, {props.total_memory / 2**30:.1f} GiB")
-        # The demo shows the count at the end instead of one warning per op.
-        torch_ocl.set_fallback_policy("silent")
-        torch_ocl.reset_fallback_stats()
-
-    g = torch.Generator().manual_seed(0)
+def train(device="ocl", steps=300, batch=256, progress=True, seed=0):
+    """Train; return (per-step losses, accuracy on the whole data set)."""
+    device = torch.device(device)
+    g = torch.Generator().manual_seed(seed)
     x, y = make_data(4096, g)
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     model = nn.Sequential(nn.Linear(2, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 2))
     model = model.to(device)
     x, y = x.to(device), y.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=0.02)
     loss_fn = nn.CrossEntropyLoss()
-
-    first = last = None
-    start = time.perf_counter()
-    bar = tqdm(range(args.steps), desc=f"training on {device}", unit="step")
+    losses = []
+    bar = tqdm(range(steps), desc=f"MLP on {device}", unit="step", disable=not progress)
     for step in bar:
-        idx = torch.randint(0, x.shape[0], (args.batch,), generator=g).to(device)
+        idx = torch.randint(0, x.shape[0], (batch,), generator=g).to(device)
         loss = loss_fn(model(x[idx]), y[idx])
         opt.zero_grad()
         loss.backward()
         opt.step()
-        if step % 10 == 0 or step == args.steps - 1:
-            last = loss.item()
-            first = last if first is None else first
-            bar.set_postfix(loss=f"{last:.4f}")
-    elapsed = time.perf_counter() - start
-
+        losses.append(loss.item())
+        if step % 10 == 0:
+            bar.set_postfix(loss=f"{losses[-1]:.4f}")
     with torch.no_grad():
         acc = (model(x).argmax(1) == y).float().mean().item()
+    return losses, acc
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--device", default="ocl")
+    args = ap.parse_args()
+    device = torch.device(args.device)
+    describe(device)
+    quiet_fallbacks(device)
+    start = time.perf_counter()
+    losses, acc = train(device, args.steps, args.batch)
+    elapsed = time.perf_counter() - start
+    first, last = losses[0], losses[-1]
     print(f"loss {first:.4f} -> {last:.4f}, accuracy {acc:.3f}, {args.steps / elapsed:.1f} steps/s")
-    if device.type == "ocl":
-        stats = torch_ocl.fallback_stats()
-        native = "all ops native" if not stats else f"{len(stats)} op(s) ran on the CPU fallback:"
-        print(native)
-        for name, n in sorted(stats.items(), key=lambda kv: -kv[1]):
-            print(f"  {name}: {n} calls")
+    report_fallbacks(device)
     if not last < first:
         raise SystemExit("training did not reduce the loss")
 
