@@ -1,43 +1,14 @@
 /* factory.c - host side of kernels/factory.cl: arange, linspace, logspace
  * and triangle indices into a dense destination. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/kernel_source.h"
 #include "ops/ops_internal.h"
 #include "tocl/factory.h"
 
-/* One kernel object per (device, dtype, kernel name); entries live for the process. */
-typedef struct fac_entry {
-    struct fac_entry *next;
-    int dev;
-    tocl_dtype dtype;
-    const char *name; /* a string literal */
-    cl_kernel kernel;
-    size_t local;
-    pthread_mutex_t lock; /* set-args + enqueue as one step */
-} fac_entry;
-
-static fac_entry *fac_cache;
-static pthread_mutex_t fac_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static fac_entry *fac_find(int dev, tocl_dtype dt, const char *name) {
-    for (fac_entry *e = fac_cache; e; e = e->next)
-        if (e->dev == dev && e->dtype == dt && !strcmp(e->name, name))
-            return e;
-    return NULL;
-}
-
-static tocl_status fac_kernel(int dev, tocl_dtype dt, const char *name, fac_entry **out) {
-    pthread_mutex_lock(&fac_lock);
-    fac_entry *e = fac_find(dev, dt, name);
-    pthread_mutex_unlock(&fac_lock);
-    if (e) {
-        *out = e;
-        return TOCL_OK;
-    }
+/* The kernel `name` of factory.cl for destination dtype dt (shared cache). */
+static tocl_status fac_kernel(int dev, tocl_dtype dt, const char *name, tocl_ops_kernel **out) {
     static const char *dtopt[TOCL_NUM_DTYPES] = {
         [TOCL_BOOL] = "-DTOCL_DST_BOOL", [TOCL_U8] = "-DTOCL_DST_U8",     [TOCL_I8] = "-DTOCL_DST_I8",
         [TOCL_I16] = "-DTOCL_DST_I16",   [TOCL_I32] = "-DTOCL_DST_I32",   [TOCL_I64] = "-DTOCL_DST_I64",
@@ -45,42 +16,10 @@ static tocl_status fac_kernel(int dev, tocl_dtype dt, const char *name, fac_entr
         [TOCL_F64] = "-DTOCL_DST_F64"};
     char opt[64];
     snprintf(opt, sizeof opt, "%s%s", dtopt[dt], tocl_dev_props(dev)->has_fp64 ? " -DTOCL_HAS_FP64" : "");
-    const char *src;
-    TOCL_TRY(tocl_kernel_source("factory", &src));
-    e = calloc(1, sizeof *e);
-    if (!e)
-        return tocl_fail(TOCL_E_OOM, "out of host memory creating a factory kernel");
-    tocl_status s = tocl_kernel_create(dev, src, opt, name, &e->kernel);
-    if (s != TOCL_OK) {
-        free(e);
-        return s;
-    }
-    e->dev = dev;
-    e->dtype = dt;
-    e->name = name;
-    e->local = tocl_ops_local_size(dev, e->kernel);
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_mutex_lock(&fac_lock);
-    fac_entry *won = fac_find(dev, dt, name);
-    if (won) { /* another thread built it meanwhile */
-        pthread_mutex_unlock(&fac_lock);
-        clReleaseKernel(e->kernel);
-        pthread_mutex_destroy(&e->lock);
-        free(e);
-        *out = won;
-        return TOCL_OK;
-    }
-    e->next = fac_cache;
-    fac_cache = e;
-    pthread_mutex_unlock(&fac_lock);
-    *out = e;
-    return TOCL_OK;
+    return tocl_ops_kernel_get(dev, "factory", name, opt, out);
 }
 
-typedef struct fac_arg {
-    size_t size;
-    const void *ptr;
-} fac_arg;
+typedef tocl_ops_arg fac_arg;
 
 /* Check dst (dense, on dev, dtype supported), then launch `items` work-items
  * of `name` with the destination as (buffer, offset) followed by args. */
@@ -101,24 +40,15 @@ static tocl_status fac_run(int dev, int stream, const tocl_tensor *dst, const ch
     TOCL_TRY(tocl_ops_resolve(dev, dst, name, 0, &buf, &off, &mdev));
     if (mdev != dev)
         return tocl_fail(TOCL_E_INVALID, "%s: destination lives on device %d, not on device %d", name, mdev, dev);
-    cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
-    fac_entry *e = NULL;
+    tocl_ops_kernel *e = NULL;
     TOCL_TRY(fac_kernel(dev, dst->dtype, name, &e));
+    tocl_ops_arg all[16] = {{sizeof buf, &buf}, {sizeof off, &off}};
+    if (nargs > 14)
+        return tocl_fail(TOCL_E_INTERNAL, "%s: too many kernel arguments", name);
+    for (int k = 0; k < nargs; k++)
+        all[k + 2] = args[k];
     size_t global = (items + e->local - 1) / e->local * e->local;
-    pthread_mutex_lock(&e->lock);
-    cl_int err = clSetKernelArg(e->kernel, 0, sizeof buf, &buf);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(e->kernel, 1, sizeof off, &off);
-    for (int k = 0; k < nargs && err == CL_SUCCESS; k++)
-        err = clSetKernelArg(e->kernel, (cl_uint)k + 2, args[k].size, args[k].ptr);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, NULL);
-    pthread_mutex_unlock(&e->lock);
-    if (err != CL_SUCCESS)
-        return tocl_fail(TOCL_E_OPENCL, "launching %s (%s, %zu elements) on device %d: %s (%d)", name,
-                         tocl_dtype_name(dst->dtype), items, dev, tocl_cl_error_name(err), (int)err);
-    return TOCL_OK;
+    return tocl_ops_launch(dev, stream, e, 1, &global, &e->local, all, nargs + 2);
 }
 
 /* A double kernel argument in the device's wide type (float without fp64). */

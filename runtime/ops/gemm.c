@@ -1,11 +1,9 @@
 /* gemm.c - host side of the GEMM family (kernels/gemm.cl): checks, path
  * choice, packing workspace and launches. Tile choice lives in gemm_tune.c. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/kernel_source.h"
 #include "gemm_params.h"
 #include "ops/gemm_internal.h"
 #include "ops/ops_internal.h"
@@ -18,29 +16,6 @@
 #define GEMM_DIRECT_LOCAL 64
 #define GEMM_GPU_LOCAL 16
 
-/* One kernel object per (device, dtype, register block, name); entries live
- * for the process. */
-typedef struct gemm_entry {
-    struct gemm_entry *next;
-    int dev;
-    tocl_dtype dtype;
-    int rm, vw, nv;
-    const char *name; /* a string literal */
-    cl_kernel kernel;
-    pthread_mutex_t lock; /* set-args + enqueue as one step */
-} gemm_entry;
-
-static gemm_entry *gemm_cache;
-static pthread_mutex_t gemm_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static gemm_entry *gemm_find(int dev, tocl_dtype dt, const tocl_gemm_config *c, const char *name) {
-    for (gemm_entry *e = gemm_cache; e; e = e->next)
-        if (e->dev == dev && e->dtype == dt && e->rm == c->rm && e->vw == c->vw && e->nv == c->nv &&
-            !strcmp(e->name, name))
-            return e;
-    return NULL;
-}
-
 static const char *gemm_st_option(tocl_dtype dt) {
     switch (dt) {
     case TOCL_F16: return "-DTOCL_ST_F16";
@@ -50,68 +25,19 @@ static const char *gemm_st_option(tocl_dtype dt) {
     }
 }
 
+/* Kernel `name` of gemm.cl for storage dtype dt and register block c (shared cache). */
 static tocl_status gemm_kernel(int dev, tocl_dtype dt, const tocl_gemm_config *c, const char *name,
-                               gemm_entry **out) {
-    pthread_mutex_lock(&gemm_lock);
-    gemm_entry *e = gemm_find(dev, dt, c, name);
-    pthread_mutex_unlock(&gemm_lock);
-    if (e) {
-        *out = e;
-        return TOCL_OK;
-    }
-    const char *src;
-    TOCL_TRY(tocl_kernel_source("gemm", &src));
+                               tocl_ops_kernel **out) {
     char opt[160];
     snprintf(opt, sizeof opt, "%s -DGEMM_RM=%d -DGEMM_VW=%d -DGEMM_NV=%d", gemm_st_option(dt), c->rm, c->vw, c->nv);
-    e = calloc(1, sizeof *e);
-    if (!e)
-        return tocl_fail(TOCL_E_OOM, "out of host memory creating a GEMM kernel");
-    tocl_status s = tocl_kernel_create(dev, src, opt, name, &e->kernel);
-    if (s != TOCL_OK) {
-        free(e);
-        return s;
-    }
-    e->dev = dev;
-    e->dtype = dt;
-    e->rm = c->rm, e->vw = c->vw, e->nv = c->nv;
-    e->name = name;
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_mutex_lock(&gemm_lock);
-    gemm_entry *won = gemm_find(dev, dt, c, name);
-    if (won) { /* another thread built it meanwhile */
-        pthread_mutex_unlock(&gemm_lock);
-        clReleaseKernel(e->kernel);
-        pthread_mutex_destroy(&e->lock);
-        free(e);
-        *out = won;
-        return TOCL_OK;
-    }
-    e->next = gemm_cache;
-    gemm_cache = e;
-    pthread_mutex_unlock(&gemm_lock);
-    *out = e;
-    return TOCL_OK;
+    return tocl_ops_kernel_get(dev, "gemm", name, opt, out);
 }
 
-typedef struct gemm_arg {
-    size_t size;
-    const void *ptr; /* NULL with size > 0: a __local buffer of that size */
-} gemm_arg;
+typedef tocl_ops_arg gemm_arg; /* ptr NULL with size > 0: a __local buffer of that size */
 
-static tocl_status gemm_launch(int dev, cl_command_queue q, gemm_entry *e, const size_t global[3],
-                               const size_t local[3], const gemm_arg *args, int nargs) {
-    cl_int err = CL_SUCCESS;
-    pthread_mutex_lock(&e->lock);
-    for (int k = 0; k < nargs && err == CL_SUCCESS; k++)
-        err = clSetKernelArg(e->kernel, (cl_uint)k, args[k].size, args[k].ptr);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, e->kernel, 3, NULL, global, local, 0, NULL, NULL);
-    pthread_mutex_unlock(&e->lock);
-    if (err != CL_SUCCESS)
-        return tocl_fail(TOCL_E_OPENCL, "launching %s (%s, global %zux%zux%zu, local %zux%zux%zu) on device %d: %s (%d)",
-                         e->name, tocl_dtype_name(e->dtype), global[0], global[1], global[2], local[0], local[1],
-                         local[2], dev, tocl_cl_error_name(err), (int)err);
-    return TOCL_OK;
+static tocl_status gemm_launch(int dev, int stream, tocl_ops_kernel *e, const size_t global[3], const size_t local[3],
+                               const gemm_arg *args, int nargs) {
+    return tocl_ops_launch(dev, stream, e, 3, global, local, args, nargs);
 }
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -231,8 +157,6 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
     else
         tocl_gemm_default_config(dev, acc, &cfg);
 
-    cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
     double alpha = g->alpha, beta = g->beta;
     float falpha = (float)alpha, fbeta = (float)beta;
     const void *pal = acc == TOCL_F64 ? (const void *)&alpha : (const void *)&falpha;
@@ -241,7 +165,7 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
     cl_mem dArg = dbuf ? dbuf : cbuf, biasArg = biasbuf ? biasbuf : cbuf;
 
     if (path == GEMM_PATH_DIRECT) {
-        gemm_entry *e;
+        tocl_ops_kernel *e;
         TOCL_TRY(gemm_kernel(dev, dt, &cfg, "tocl_gemm_direct", &e));
         cl_mem aArg = abuf ? abuf : cbuf, bArg = bbuf ? bbuf : cbuf;
         /* Flat 1-D grid: a matrix-vector product has N = 1, and a 2-D grid
@@ -252,7 +176,7 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
         gemm_arg args[] = {{sizeof(cl_mem), &aArg}, {sizeof(cl_mem), &bArg}, {sizeof(cl_mem), &cbuf},
                            {sizeof(cl_mem), &dArg}, {sizeof(cl_mem), &biasArg}, {sizeof p, &p},
                            {accsz, pal},           {accsz, pbe}};
-        return gemm_launch(dev, q, e, global, local, args, 8);
+        return gemm_launch(dev, stream, e, global, local, args, 8);
     }
 
     /* Packed path: A and B into k-major panels of the accumulation type. */
@@ -276,7 +200,7 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
         s = tocl_mem_resolve(ws, &mdev, &wbuf, &boff);
         woff = (cl_long)(boff / accsz);
     }
-    gemm_entry *pack = NULL, *main_k = NULL;
+    tocl_ops_kernel *pack = NULL, *main_k = NULL;
     if (s == TOCL_OK)
         s = gemm_kernel(dev, dt, &cfg, "tocl_gemm_pack", &pack);
     if (s == TOCL_OK)
@@ -297,7 +221,7 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
         size_t local[3] = {GEMM_PACK_LOCAL, 1, 1};
         cl_mem src = which ? bbuf : abuf;
         gemm_arg args[] = {{sizeof(cl_mem), &src}, {sizeof(cl_mem), &wbuf}, {sizeof pp, &pp}};
-        s = gemm_launch(dev, q, pack, global, local, args, 3);
+        s = gemm_launch(dev, stream, pack, global, local, args, 3);
     }
     if (s == TOCL_OK) {
         p.a_off = woff, p.a_bs = a_batches > 1 ? mp * K : 0, p.a_w = aw;
@@ -310,7 +234,7 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
             gemm_arg args[] = {{sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &cbuf},
                                {sizeof(cl_mem), &dArg}, {sizeof(cl_mem), &biasArg}, {sizeof p, &p},
                                {accsz, pal}, {accsz, pbe}, {(size_t)(cfg.tm * cfg.tn) * accsz, NULL}};
-            s = gemm_launch(dev, q, main_k, global, local, args, 9);
+            s = gemm_launch(dev, stream, main_k, global, local, args, 9);
         } else {
             size_t l = props->max_work_group_size >= GEMM_GPU_LOCAL * GEMM_GPU_LOCAL ? GEMM_GPU_LOCAL : 8;
             size_t global[3] = {(size_t)round_up((g->N + rn - 1) / rn, (int64_t)l),
@@ -319,7 +243,7 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
             gemm_arg args[] = {{sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &cbuf},
                                {sizeof(cl_mem), &dArg}, {sizeof(cl_mem), &biasArg}, {sizeof p, &p},
                                {accsz, pal}, {accsz, pbe}};
-            s = gemm_launch(dev, q, main_k, global, local, args, 8);
+            s = gemm_launch(dev, stream, main_k, global, local, args, 8);
         }
     }
     /* The allocator reuses the block only after the queued work is done. */

@@ -1,68 +1,11 @@
 /* index.c - host side of kernels/index.cl: gather/scatter through index
- * tensors, index bounds, stream compaction, scatter_reduce(mean) division,
- * and the kernel cache shared with shape.c. */
+ * tensors, index bounds, stream compaction, scatter_reduce(mean) division. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/kernel_source.h"
 #include "index_params.h"
 #include "ops/index_internal.h"
-
-/* ---- kernel cache ---------------------------------------------------- */
-
-static idx_kernel *kcache;
-static pthread_mutex_t kcache_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static idx_kernel *kcache_find(int dev, const char *key) {
-    for (idx_kernel *e = kcache; e; e = e->next)
-        if (e->dev == dev && !strcmp(e->key, key))
-            return e;
-    return NULL;
-}
-
-tocl_status idx_kernel_get(int dev, const char *family, const char *name, const char *options, idx_kernel **out) {
-    char key[256];
-    if (snprintf(key, sizeof key, "%s/%s/%s", family, name, options) >= (int)sizeof key)
-        return tocl_fail(TOCL_E_INTERNAL, "kernel key too long: %s/%s/%s", family, name, options);
-    pthread_mutex_lock(&kcache_lock);
-    idx_kernel *e = kcache_find(dev, key);
-    pthread_mutex_unlock(&kcache_lock);
-    if (e) {
-        *out = e;
-        return TOCL_OK;
-    }
-    const char *src;
-    TOCL_TRY(tocl_kernel_source(family, &src));
-    e = calloc(1, sizeof *e);
-    if (!e)
-        return tocl_fail(TOCL_E_OOM, "out of host memory creating kernel %s", name);
-    tocl_status s = tocl_kernel_create(dev, src, options, name, &e->kernel);
-    if (s != TOCL_OK) {
-        free(e);
-        tocl_error_context("building kernel %s of %s.cl with options '%s'", name, family, options);
-        return s;
-    }
-    e->dev = dev;
-    memcpy(e->key, key, sizeof key);
-    e->local = tocl_ops_local_size(dev, e->kernel);
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_mutex_lock(&kcache_lock);
-    idx_kernel *won = kcache_find(dev, key);
-    if (won) { /* another thread built it meanwhile */
-        pthread_mutex_unlock(&kcache_lock);
-        clReleaseKernel(e->kernel);
-        pthread_mutex_destroy(&e->lock);
-        free(e);
-        *out = won;
-        return TOCL_OK;
-    }
-    e->next = kcache;
-    kcache = e;
-    pthread_mutex_unlock(&kcache_lock);
-    *out = e;
-    return TOCL_OK;
-}
 
 const char *idx_dt_option(tocl_dtype t) {
     static const char *opt[TOCL_NUM_DTYPES] = {"-DDT_BOOL", "-DDT_U8",   "-DDT_I8",  "-DDT_I16", "-DDT_I32",
@@ -236,8 +179,8 @@ static tocl_status run_move(int dev, int stream, int scatter, const tocl_tensor 
              move_only ? idx_move_option(dst->dtype) : idx_dt_option(dst->dtype),
              ix->idx[0].dtype == TOCL_I32 ? "int" : "long", ix->nidx, move_only ? 0 : (int)op,
              scatter ? " -DSCATTER" : "", scatter && !src ? " -DSRC_SCALAR" : "");
-    idx_kernel *e;
-    TOCL_TRY(idx_kernel_get(dev, "index", "tocl_idx_move", opts, &e));
+    tocl_ops_kernel *e;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "index", "tocl_idx_move", opts, &e));
     unsigned char vb[8], ab[8];
     size_t vs = val_bits(value, dst->dtype, move_only, vb);
     val_bits(alpha, dst->dtype, move_only, ab);
@@ -329,8 +272,8 @@ tocl_status tocl_index_minmax(int dev, int stream, const tocl_tensor *idx, int64
     p.idx_off[0] = oi;
     char opts[96];
     snprintf(opts, sizeof opts, "-DDT_B8 -DIDX_T=%s -DNIDX=1 -DOP=0", idx->dtype == TOCL_I32 ? "int" : "long");
-    idx_kernel *e;
-    TOCL_TRY(idx_kernel_get(dev, "index", "tocl_idx_minmax", opts, &e));
+    tocl_ops_kernel *e;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "index", "tocl_idx_minmax", opts, &e));
     size_t local = 1;
     while (local * 2 <= e->local)
         local *= 2; /* the tree reduction needs a power of two */
@@ -412,8 +355,8 @@ tocl_status tocl_index_div_count(int dev, int stream, const tocl_tensor *dst, co
     p.src_off = oc;
     char opts[64];
     snprintf(opts, sizeof opts, "%s -DDIVCOUNT", idx_dt_option(dst->dtype));
-    idx_kernel *e;
-    TOCL_TRY(idx_kernel_get(dev, "index", "tocl_idx_divcount", opts, &e));
+    tocl_ops_kernel *e;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "index", "tocl_idx_divcount", opts, &e));
     cl_command_queue q;
     TOCL_TRY(tocl_queue_get(dev, stream, &q));
     size_t global = (size_t)((n + (int64_t)e->local - 1) / (int64_t)e->local) * e->local;

@@ -58,8 +58,8 @@ tocl_status tocl_mask_count(int dev, int stream, const tocl_tensor *mask, tocl_m
     int64_t chunk = pick_chunk(n), nch = (n + chunk - 1) / chunk;
     char opts[96];
     snprintf(opts, sizeof opts, "%s -DMASK_DT -DVT=uchar -DMODE=1", idx_dt_option(mask->dtype));
-    idx_kernel *e;
-    TOCL_TRY(idx_kernel_get(dev, "index", "tocl_mask_count", opts, &e));
+    tocl_ops_kernel *e;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "index", "tocl_mask_count", opts, &e));
     size_t bytes = (size_t)nch * sizeof(int64_t);
     int64_t *host = malloc(bytes);
     if (!host)
@@ -181,8 +181,8 @@ static tocl_status mask_write(int dev, int stream, const tocl_tensor *mask, cons
     char opts[96];
     snprintf(opts, sizeof opts, "%s -DMASK_DT -DVT=%s -DMODE=%d", idx_dt_option(mask->dtype),
              mode == 0 ? "long" : vt_name(out->dtype), mode);
-    idx_kernel *e;
-    TOCL_TRY(idx_kernel_get(dev, "index", "tocl_mask_write", opts, &e));
+    tocl_ops_kernel *e;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "index", "tocl_mask_write", opts, &e));
     cl_command_queue q;
     TOCL_TRY(tocl_queue_get(dev, stream, &q));
     cl_long chunk = scan->chunk;

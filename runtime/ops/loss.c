@@ -56,11 +56,11 @@ tocl_status tocl_nn_loss_forward(int dev, int stream, tocl_loss_kind kind, tocl_
                          input->dtype, input->dtype};
     char opts[1024];
     TOCL_TRY(tocl_nn_options(dev, "XTWYGZ", dts, 0, opts, sizeof opts));
-    tocl_nn_kernel *k;
-    TOCL_TRY(tocl_nn_kernel_get(dev, "loss", "nn_loss_fwd", opts, &k));
+    tocl_ops_kernel *k;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "loss", "nn_loss_fwd", opts, &k));
     size_t local = tocl_nn_group_size(dev, k);
     size_t global = red == TOCL_REDUCE_NONE ? loss_global(n, local) : local;
-    tocl_nn_arg a[] = {{sizeof xb, &xb}, {sizeof tb, &tb}, {sizeof wb, &wb},
+    tocl_ops_arg a[] = {{sizeof xb, &xb}, {sizeof tb, &tb}, {sizeof wb, &wb},
                        {sizeof yb, &yb}, {sizeof fb, &fb}, {sizeof p, &p}};
     return tocl_nn_launch(dev, stream, k, global, local, a, 6);
 }
@@ -97,10 +97,10 @@ tocl_status tocl_nn_loss_backward(int dev, int stream, tocl_loss_kind kind, tocl
                          grad_out->dtype, grad_in->dtype};
     char opts[1024];
     TOCL_TRY(tocl_nn_options(dev, "XTWYGZ", dts, 0, opts, sizeof opts));
-    tocl_nn_kernel *k;
-    TOCL_TRY(tocl_nn_kernel_get(dev, "loss", "nn_loss_bwd", opts, &k));
+    tocl_ops_kernel *k;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "loss", "nn_loss_bwd", opts, &k));
     size_t local = tocl_nn_item_size(dev, k);
-    tocl_nn_arg a[] = {{sizeof xb, &xb}, {sizeof tb, &tb}, {sizeof wb, &wb},
+    tocl_ops_arg a[] = {{sizeof xb, &xb}, {sizeof tb, &tb}, {sizeof wb, &wb},
                        {sizeof gb, &gb}, {sizeof zb, &zb}, {sizeof p, &p}};
     return tocl_nn_launch(dev, stream, k, loss_global(n, local), local, a, 6);
 }
@@ -158,11 +158,11 @@ tocl_status tocl_nn_nll_forward(int dev, int stream, tocl_reduction red, int64_t
     tocl_dtype all[6] = {dts[0], TOCL_F32, dts[1], out->dtype, input->dtype, input->dtype};
     char opts[1024];
     TOCL_TRY(tocl_nn_options(dev, "XTWYGZ", all, 0, opts, sizeof opts));
-    tocl_nn_kernel *k;
-    TOCL_TRY(tocl_nn_kernel_get(dev, "loss", "nn_nll_fwd", opts, &k));
+    tocl_ops_kernel *k;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "loss", "nn_nll_fwd", opts, &k));
     size_t local = tocl_nn_group_size(dev, k);
     size_t global = red == TOCL_REDUCE_NONE ? loss_global(n * s, local) : local;
-    tocl_nn_arg a[] = {{sizeof xb, &xb},   {sizeof tb, &tb}, {sizeof wb, &wb}, {sizeof yb, &yb},
+    tocl_ops_arg a[] = {{sizeof xb, &xb},   {sizeof tb, &tb}, {sizeof wb, &wb}, {sizeof yb, &yb},
                        {sizeof twb, &twb}, {sizeof fb, &fb}, {sizeof p, &p}};
     return tocl_nn_launch(dev, stream, k, global, local, a, 7);
 }
@@ -188,10 +188,10 @@ tocl_status tocl_nn_nll_backward(int dev, int stream, tocl_reduction red, int64_
                          grad_out->dtype, grad_in->dtype};
     char opts[1024];
     TOCL_TRY(tocl_nn_options(dev, "XTWYGZ", all, 0, opts, sizeof opts));
-    tocl_nn_kernel *k;
-    TOCL_TRY(tocl_nn_kernel_get(dev, "loss", "nn_nll_bwd", opts, &k));
+    tocl_ops_kernel *k;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "loss", "nn_nll_bwd", opts, &k));
     size_t local = tocl_nn_item_size(dev, k);
-    tocl_nn_arg a[] = {{sizeof tb, &tb}, {sizeof wb, &wb}, {sizeof gb, &gb},
+    tocl_ops_arg a[] = {{sizeof tb, &tb}, {sizeof wb, &wb}, {sizeof gb, &gb},
                        {sizeof twb, &twb}, {sizeof zb, &zb}, {sizeof p, &p}};
     return tocl_nn_launch(dev, stream, k, loss_global(n * s, local), local, a, 6);
 }

@@ -1,6 +1,6 @@
-/* nn_internal.h - what softmax.c, norm.c and loss.c share: one kernel cache
- * keyed by (device, family, kernel, build options), dtype roles as build
- * options, operand resolution and launches (implemented in softmax.c). */
+/* nn_internal.h - what softmax.c, norm.c and loss.c share: dtype roles as
+ * build options, operand resolution and launches (implemented in softmax.c;
+ * kernel objects come from the shared cache, ops_internal.h). */
 #ifndef TOCL_NN_INTERNAL_H
 #define TOCL_NN_INTERNAL_H
 
@@ -10,31 +10,22 @@
 #include "ops/ops_internal.h"
 #include "tocl/nn.h"
 
-typedef struct tocl_nn_kernel tocl_nn_kernel;
-
-typedef struct tocl_nn_arg {
-    size_t size;
-    const void *ptr;
-} tocl_nn_arg;
-
 /* Build options for storage roles: roles[i] (a letter such as 'X') has
  * dtype dts[i]; float64 anywhere selects double arithmetic. Fails with
  * TOCL_E_UNSUPPORTED for a non-floating dtype or float64 on a device
  * without cl_khr_fp64. item: one work-item per row (-DNN_ITEM). */
 tocl_status tocl_nn_options(int dev, const char *roles, const tocl_dtype *dts, int item, char *buf, size_t cap);
 
-/* The kernel `name` of kernels/<family>.cl built with opts (cached). */
-tocl_status tocl_nn_kernel_get(int dev, const char *family, const char *name, const char *opts,
-                               tocl_nn_kernel **out);
-
 /* Enqueue `global` work-items in groups of `local` (global a multiple). */
-tocl_status tocl_nn_launch(int dev, int stream, tocl_nn_kernel *k, size_t global, size_t local,
-                           const tocl_nn_arg *args, int nargs);
+static inline tocl_status tocl_nn_launch(int dev, int stream, tocl_ops_kernel *k, size_t global, size_t local,
+                                         const tocl_ops_arg *args, int nargs) {
+    return tocl_ops_launch(dev, stream, k, 1, &global, &local, args, nargs);
+}
 
 /* Work-group size of the one-group-per-row kernels (<= TOCL_NN_LOCAL_MAX)
  * and of one-item-per-row launches. */
-size_t tocl_nn_group_size(int dev, tocl_nn_kernel *k);
-size_t tocl_nn_item_size(int dev, tocl_nn_kernel *k);
+size_t tocl_nn_group_size(int dev, tocl_ops_kernel *k);
+size_t tocl_nn_item_size(int dev, tocl_ops_kernel *k);
 
 /* A dense operand on dev's context: (buffer, element offset). */
 tocl_status tocl_nn_operand(int dev, const tocl_tensor *t, const char *what, int64_t numel, cl_mem *buf,

@@ -121,11 +121,11 @@ tocl_status tocl_nn_norm_forward(int dev, int stream, const tocl_norm_desc *d, i
                          dt_or(running_mean, x)};
     char opts[1024];
     TOCL_TRY(tocl_nn_options(dev, "XYWSR", dts, item, opts, sizeof opts));
-    tocl_nn_kernel *k;
-    TOCL_TRY(tocl_nn_kernel_get(dev, "norm", "nn_norm_fwd", opts, &k));
+    tocl_ops_kernel *k;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "norm", "nn_norm_fwd", opts, &k));
     size_t local = item ? tocl_nn_item_size(dev, k) : tocl_nn_group_size(dev, k);
     size_t global = item ? ((size_t)p.rows + local - 1) / local * local : (size_t)p.rows * local;
-    tocl_nn_arg a[] = {{sizeof xb, &xb},
+    tocl_ops_arg a[] = {{sizeof xb, &xb},
                        {sizeof(cl_mem), &ops[0].buf},
                        {sizeof(cl_mem), &ops[1].buf},
                        {sizeof(cl_mem), &ops[2].buf},
@@ -187,15 +187,15 @@ tocl_status tocl_nn_norm_backward(int dev, int stream, const tocl_norm_desc *d, 
     q.w_off = ops[1].off, q.mean_off = ops[2].off, q.rstd_off = ops[3].off, q.rm_off = ops[4].off;
     q.rv_off = ops[5].off, q.dw_off = ops[6].off, q.db_off = ops[7].off;
     char opts[1024];
-    tocl_nn_kernel *k;
+    tocl_ops_kernel *k;
     if ((grad_in || (row_affine && (grad_weight || grad_bias))) && p.rows > 0) {
         int item = tocl_nn_use_items(p.rows, p.n, 0);
         tocl_dtype dts[6] = {x->dtype, grad_out->dtype, dt_or(grad_in, x), wdt, sdt, rdt};
         TOCL_TRY(tocl_nn_options(dev, "XGZWSR", dts, item, opts, sizeof opts));
-        TOCL_TRY(tocl_nn_kernel_get(dev, "norm", "nn_norm_bwd", opts, &k));
+        TOCL_TRY(tocl_ops_kernel_get(dev, "norm", "nn_norm_bwd", opts, &k));
         size_t local = item ? tocl_nn_item_size(dev, k) : tocl_nn_group_size(dev, k);
         size_t global = item ? ((size_t)p.rows + local - 1) / local * local : (size_t)p.rows * local;
-        tocl_nn_arg a[] = {{sizeof xb, &xb},
+        tocl_ops_arg a[] = {{sizeof xb, &xb},
                            {sizeof gb, &gb},
                            {sizeof(cl_mem), &ops[0].buf},
                            {sizeof(cl_mem), &ops[1].buf},
@@ -214,13 +214,13 @@ tocl_status tocl_nn_norm_backward(int dev, int stream, const tocl_norm_desc *d, 
     /* layer/group norm: dw/db summed over the statistics rows per column */
     tocl_dtype dts[4] = {x->dtype, grad_out->dtype, sdt, wdt};
     TOCL_TRY(tocl_nn_options(dev, "XGSW", dts, 0, opts, sizeof opts));
-    TOCL_TRY(tocl_nn_kernel_get(dev, "norm", "nn_norm_cols", opts, &k));
+    TOCL_TRY(tocl_ops_kernel_get(dev, "norm", "nn_norm_cols", opts, &k));
     c.x_off = xo, c.g_off = go, c.mean_off = q.mean_off, c.rstd_off = q.rstd_off;
     c.dw_off = q.dw_off, c.db_off = q.db_off;
     cl_int fl = (grad_weight ? TOCL_NN_HAS_W : 0) | (grad_bias ? TOCL_NN_HAS_B : 0);
     size_t local = tocl_nn_item_size(dev, k);
     size_t global = ((size_t)c.cols + local - 1) / local * local;
-    tocl_nn_arg a[] = {{sizeof xb, &xb},
+    tocl_ops_arg a[] = {{sizeof xb, &xb},
                        {sizeof gb, &gb},
                        {sizeof(cl_mem), &ops[2].buf},
                        {sizeof(cl_mem), &ops[3].buf},

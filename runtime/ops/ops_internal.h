@@ -2,6 +2,7 @@
 #ifndef TOCL_OPS_INTERNAL_H
 #define TOCL_OPS_INTERNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "internal.h"
@@ -47,5 +48,35 @@ size_t tocl_ops_local_size(int dev, cl_kernel k);
  * of room): C-style truncation for float -> int, round to nearest even for
  * float16/bfloat16, value != 0 for bool. */
 void tocl_ops_scalar_bits(tocl_scalar v, tocl_dtype t, void *out);
+
+/* A kernel of kernels/<family>.cl built with `options`, made once per
+ * (device, family, name, options) and kept for the process (kernel_cache.c).
+ * Hold `lock` across setting arguments and enqueueing. */
+typedef struct tocl_ops_kernel {
+    struct tocl_ops_kernel *next;
+    int dev;
+    const char *family, *name; /* string literals */
+    char *options;
+    cl_kernel kernel;
+    size_t local; /* tocl_ops_local_size: the group size of 1-D launches */
+    pthread_mutex_t lock;
+} tocl_ops_kernel;
+
+tocl_status tocl_ops_kernel_get(int dev, const char *family, const char *name, const char *options,
+                                tocl_ops_kernel **out);
+
+/* The largest work-group the driver allows for k on dev (at least 1). */
+size_t tocl_ops_kernel_max_group(int dev, const tocl_ops_kernel *k);
+
+/* One kernel argument: size bytes at ptr, or (ptr NULL) __local memory of that size. */
+typedef struct tocl_ops_arg {
+    size_t size;
+    const void *ptr;
+} tocl_ops_arg;
+
+/* Set args[0..nargs) and enqueue a dims-D range on (dev, stream); local may
+ * be NULL (the driver chooses). An empty range enqueues nothing. */
+tocl_status tocl_ops_launch(int dev, int stream, tocl_ops_kernel *k, cl_uint dims, const size_t *global,
+                            const size_t *local, const tocl_ops_arg *args, int nargs);
 
 #endif

@@ -2,37 +2,14 @@
  * the other distributions (random_, bernoulli, exponential, ...), randperm
  * and multinomial, each writing through a strided destination. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/kernel_source.h"
 #include "ops/ops_internal.h"
 #include "philox_params.h"
 #include "tocl/random.h"
 
 enum { KIND_UNIFORM = 0, KIND_NORMAL = 1 };
-
-/* One kernel object per (device, dtype, kernel name); entries live for the process. */
-typedef struct rng_entry {
-    struct rng_entry *next;
-    int dev;
-    const char *name; /* a string literal */
-    tocl_dtype dtype;
-    cl_kernel kernel;
-    size_t local;
-    pthread_mutex_t lock; /* set-args + enqueue as one step */
-} rng_entry;
-
-static rng_entry *rng_cache;
-static pthread_mutex_t rng_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static rng_entry *rng_find(int dev, tocl_dtype dt, const char *name) {
-    for (rng_entry *e = rng_cache; e; e = e->next)
-        if (e->dev == dev && e->dtype == dt && !strcmp(e->name, name))
-            return e;
-    return NULL;
-}
 
 static const char *rng_dtype_option(tocl_dtype dt) {
     static const char *opt[TOCL_NUM_DTYPES] = {
@@ -43,44 +20,9 @@ static const char *rng_dtype_option(tocl_dtype dt) {
     return (unsigned)dt < TOCL_NUM_DTYPES ? opt[dt] : "-DTOCL_DST_F32";
 }
 
-static tocl_status rng_kernel(int dev, tocl_dtype dt, const char *name, rng_entry **out) {
-    pthread_mutex_lock(&rng_lock);
-    rng_entry *e = rng_find(dev, dt, name);
-    pthread_mutex_unlock(&rng_lock);
-    if (e) {
-        *out = e;
-        return TOCL_OK;
-    }
-    const char *src, *opt = rng_dtype_option(dt);
-    TOCL_TRY(tocl_kernel_source("philox", &src));
-    e = calloc(1, sizeof *e);
-    if (!e)
-        return tocl_fail(TOCL_E_OOM, "out of host memory creating a Philox kernel");
-    tocl_status s = tocl_kernel_create(dev, src, opt, name, &e->kernel);
-    if (s != TOCL_OK) {
-        free(e);
-        return s;
-    }
-    e->dev = dev;
-    e->dtype = dt;
-    e->name = name;
-    e->local = tocl_ops_local_size(dev, e->kernel);
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_mutex_lock(&rng_lock);
-    rng_entry *won = rng_find(dev, dt, name);
-    if (won) { /* another thread built it meanwhile */
-        pthread_mutex_unlock(&rng_lock);
-        clReleaseKernel(e->kernel);
-        pthread_mutex_destroy(&e->lock);
-        free(e);
-        *out = won;
-        return TOCL_OK;
-    }
-    e->next = rng_cache;
-    rng_cache = e;
-    pthread_mutex_unlock(&rng_lock);
-    *out = e;
-    return TOCL_OK;
+/* The kernel `name` of philox.cl for destination dtype dt (shared cache). */
+static tocl_status rng_kernel(int dev, tocl_dtype dt, const char *name, tocl_ops_kernel **out) {
+    return tocl_ops_kernel_get(dev, "philox", name, rng_dtype_option(dt), out);
 }
 
 /* Logical (row-major) order must be kept, so dimensions are only dropped
@@ -138,9 +80,7 @@ static tocl_status rng_run(int dev, int stream, const tocl_tensor *dst, int kind
     if (mdev != dev)
         return tocl_fail(TOCL_E_INVALID, "%s: destination lives on device %d, not on device %d", what, mdev, dev);
     p.dst_off = off;
-    cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
-    rng_entry *e = NULL;
+    tocl_ops_kernel *e = NULL;
     TOCL_TRY(rng_kernel(dev, dst->dtype, kind == KIND_UNIFORM ? "tocl_philox_uniform" : "tocl_philox_normal", &e));
 
     /* Parameters travel in the compute type: double only for float64. */
@@ -150,21 +90,8 @@ static tocl_status rng_run(int dev, int stream, const tocl_tensor *dst, int kind
     const void *pb = dst->dtype == TOCL_F64 ? (const void *)&b : (const void *)&fb;
     size_t groups = (size_t)((numel + 3) / 4); /* one work-item per counter */
     size_t global = (groups + e->local - 1) / e->local * e->local;
-    pthread_mutex_lock(&e->lock);
-    cl_int err = clSetKernelArg(e->kernel, 0, sizeof(cl_mem), &buf);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(e->kernel, 1, sizeof p, &p);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(e->kernel, 2, psz, pa);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(e->kernel, 3, psz, pb);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, NULL);
-    pthread_mutex_unlock(&e->lock);
-    if (err != CL_SUCCESS)
-        return tocl_fail(TOCL_E_OPENCL, "launching Philox %s kernel (%s, %lld elements) on device %d: %s (%d)", what,
-                         tocl_dtype_name(dst->dtype), (long long)numel, dev, tocl_cl_error_name(err), (int)err);
-    return TOCL_OK;
+    const tocl_ops_arg args[] = {{sizeof(cl_mem), &buf}, {sizeof p, &p}, {psz, pa}, {psz, pb}};
+    return tocl_ops_launch(dev, stream, e, 1, &global, &e->local, args, 4);
 }
 
 tocl_status tocl_op_uniform(int dev, int stream, const tocl_tensor *dst, double from, double to, uint64_t seed,
@@ -179,28 +106,12 @@ tocl_status tocl_op_normal(int dev, int stream, const tocl_tensor *dst, double m
 
 /* ------------------------------------------------------------------ shared helpers */
 
-typedef struct rng_arg {
-    size_t size;
-    const void *ptr;
-} rng_arg;
+typedef tocl_ops_arg rng_arg;
 
 /* Set args and enqueue `items` work-items (rounded up to the local size). */
-static tocl_status rng_launch(int dev, cl_command_queue q, rng_entry *e, size_t items, const rng_arg *args,
-                              int nargs) {
-    if (items == 0)
-        return TOCL_OK;
+static tocl_status rng_launch(int dev, int stream, tocl_ops_kernel *e, size_t items, const rng_arg *args, int nargs) {
     size_t global = (items + e->local - 1) / e->local * e->local;
-    cl_int err = CL_SUCCESS;
-    pthread_mutex_lock(&e->lock);
-    for (int k = 0; k < nargs && err == CL_SUCCESS; k++)
-        err = clSetKernelArg(e->kernel, (cl_uint)k, args[k].size, args[k].ptr);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, NULL);
-    pthread_mutex_unlock(&e->lock);
-    if (err != CL_SUCCESS)
-        return tocl_fail(TOCL_E_OPENCL, "launching %s (%s, %zu work-items) on device %d: %s (%d)", e->name,
-                         tocl_dtype_name(e->dtype), items, dev, tocl_cl_error_name(err), (int)err);
-    return TOCL_OK;
+    return tocl_ops_launch(dev, stream, e, 1, &global, &e->local, args, nargs);
 }
 
 /* (buffer, element offset) of t, which must live on dev. */
@@ -260,16 +171,16 @@ int64_t tocl_rand_sort_length(int64_t n) {
 }
 
 /* Bitonic network over npad (a power of two) (key, value) pairs, ascending. */
-static tocl_status rng_sort(int dev, cl_command_queue q, cl_mem kb, cl_long ko, cl_mem vb, cl_long vo,
+static tocl_status rng_sort(int dev, int stream, cl_mem kb, cl_long ko, cl_mem vb, cl_long vo,
                             int64_t npad) {
-    rng_entry *e = NULL;
+    tocl_ops_kernel *e = NULL;
     TOCL_TRY(rng_kernel(dev, TOCL_I64, "tocl_rng_bitonic_step", &e));
     cl_long np = npad;
     for (cl_long k = 2; k <= np; k <<= 1)
         for (cl_long j = k >> 1; j > 0; j >>= 1) {
             rng_arg a[] = {{sizeof kb, &kb}, {sizeof ko, &ko}, {sizeof vb, &vb}, {sizeof vo, &vo},
                            {sizeof np, &np}, {sizeof j, &j},   {sizeof k, &k}};
-            TOCL_TRY(rng_launch(dev, q, e, (size_t)np, a, 7));
+            TOCL_TRY(rng_launch(dev, stream, e, (size_t)np, a, 7));
         }
     return TOCL_OK;
 }
@@ -307,9 +218,7 @@ tocl_status tocl_op_random(int dev, int stream, const tocl_tensor *dst, const to
         TOCL_TRY(rng_resolve(dev, p, "bernoulli probabilities", &pbuf, &poff));
     else
         pbuf = buf; /* unused */
-    cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
-    rng_entry *e = NULL;
+    tocl_ops_kernel *e = NULL;
     TOCL_TRY(rng_kernel(dev, dst->dtype, "tocl_philox_dist", &e));
     cl_int k = kind;
     cl_ulong range = args->range;
@@ -325,7 +234,7 @@ tocl_status tocl_op_random(int dev, int stream, const tocl_tensor *dst, const to
                    {dbl ? sizeof(double) : sizeof(float), dbl ? (const void *)&args->b : (const void *)&fb},
                    {sizeof pbuf, &pbuf},
                    {sizeof poff, &poff}};
-    return rng_launch(dev, q, e, (size_t)((numel + 3) / 4), a, 9);
+    return rng_launch(dev, stream, e, (size_t)((numel + 3) / 4), a, 9);
 }
 
 tocl_status tocl_op_check_range(int dev, int stream, const tocl_tensor *src, double lo, double hi,
@@ -340,15 +249,13 @@ tocl_status tocl_op_check_range(int dev, int stream, const tocl_tensor *src, dou
     cl_long so, fo;
     TOCL_TRY(rng_resolve(dev, src, "checked values", &sb, &so));
     TOCL_TRY(rng_resolve(dev, flag, "check flag", &fb, &fo));
-    cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
-    rng_entry *e = NULL;
+    tocl_ops_kernel *e = NULL;
     TOCL_TRY(rng_kernel(dev, TOCL_F32, "tocl_rng_check_range", &e));
     cl_long cn = n;
     float flo = (float)lo, fhi = (float)hi;
     rng_arg a[] = {{sizeof sb, &sb},   {sizeof so, &so},   {sizeof cn, &cn}, {sizeof flo, &flo},
                    {sizeof fhi, &fhi}, {sizeof fb, &fb},   {sizeof fo, &fo}};
-    return rng_launch(dev, q, e, (size_t)n, a, 7);
+    return rng_launch(dev, stream, e, (size_t)n, a, 7);
 }
 
 /* ------------------------------------------------------------------ randperm */
@@ -368,18 +275,16 @@ tocl_status tocl_op_randperm(int dev, int stream, const tocl_tensor *dst, const 
     TOCL_TRY(rng_params(dev, dst, what, seed, offset, &prm, &buf));
     TOCL_TRY(rng_resolve(dev, keys, "randperm keys", &kb, &ko));
     TOCL_TRY(rng_resolve(dev, vals, "randperm values", &vb, &vo));
-    cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
-    rng_entry *ek = NULL, *es = NULL;
+    tocl_ops_kernel *ek = NULL, *es = NULL;
     TOCL_TRY(rng_kernel(dev, TOCL_I64, "tocl_rng_perm_keys", &ek));
     TOCL_TRY(rng_kernel(dev, dst->dtype, "tocl_rng_perm_store", &es));
     cl_long np = npad;
     rng_arg a[] = {{sizeof kb, &kb}, {sizeof ko, &ko}, {sizeof vb, &vb}, {sizeof vo, &vo},
                    {sizeof prm, &prm}, {sizeof np, &np}};
-    TOCL_TRY(rng_launch(dev, q, ek, (size_t)((npad + 3) / 4), a, 6));
-    TOCL_TRY(rng_sort(dev, q, kb, ko, vb, vo, npad));
+    TOCL_TRY(rng_launch(dev, stream, ek, (size_t)((npad + 3) / 4), a, 6));
+    TOCL_TRY(rng_sort(dev, stream, kb, ko, vb, vo, npad));
     rng_arg b[] = {{sizeof buf, &buf}, {sizeof prm, &prm}, {sizeof vb, &vb}, {sizeof vo, &vo}};
-    return rng_launch(dev, q, es, (size_t)n, b, 4);
+    return rng_launch(dev, stream, es, (size_t)n, b, 4);
 }
 
 /* ------------------------------------------------------------------ multinomial */
@@ -408,14 +313,12 @@ tocl_status tocl_op_multinomial_scan(int dev, int stream, const tocl_tensor *pro
     TOCL_TRY(rng_resolve(dev, probs, "multinomial probabilities", &pb, &po));
     TOCL_TRY(rng_resolve(dev, cdf, "multinomial running sums", &cb, &co));
     TOCL_TRY(rng_resolve(dev, flags, "multinomial flags", &fb, &fo));
-    cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
-    rng_entry *e = NULL;
+    tocl_ops_kernel *e = NULL;
     TOCL_TRY(rng_kernel(dev, TOCL_I64, "tocl_mn_scan", &e));
     cl_long r = rows, c = ncat;
     rng_arg a[] = {{sizeof pb, &pb}, {sizeof po, &po}, {sizeof r, &r},   {sizeof c, &c},
                    {sizeof cb, &cb}, {sizeof co, &co}, {sizeof fb, &fb}, {sizeof fo, &fo}};
-    return rng_launch(dev, q, e, (size_t)rows, a, 8);
+    return rng_launch(dev, stream, e, (size_t)rows, a, 8);
 }
 
 tocl_status tocl_op_multinomial(int dev, int stream, const tocl_tensor *dst, const tocl_tensor *probs,
@@ -436,8 +339,6 @@ tocl_status tocl_op_multinomial(int dev, int stream, const tocl_tensor *dst, con
         return TOCL_OK;
     if (ncat == 0)
         return tocl_fail(TOCL_E_INVALID, "multinomial: no categories to draw from");
-    cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
     cl_long c = ncat, s = ns;
     tocl_philox_params prm;
     cl_mem buf;
@@ -447,11 +348,11 @@ tocl_status tocl_op_multinomial(int dev, int stream, const tocl_tensor *dst, con
         cl_mem cb;
         cl_long co;
         TOCL_TRY(rng_resolve(dev, cdf, "multinomial running sums", &cb, &co));
-        rng_entry *e;
+        tocl_ops_kernel *e;
         TOCL_TRY(rng_kernel(dev, TOCL_I64, "tocl_mn_sample", &e));
         rng_arg a[] = {{sizeof buf, &buf}, {sizeof prm, &prm}, {sizeof cb, &cb},
                        {sizeof co, &co},   {sizeof c, &c},     {sizeof s, &s}};
-        return rng_launch(dev, q, e, (size_t)((rows * ns + 3) / 4), a, 6);
+        return rng_launch(dev, stream, e, (size_t)((rows * ns + 3) / 4), a, 6);
     }
     int64_t n = rows * ncat, npad = tocl_rand_sort_length(n);
     TOCL_TRY(rng_check_dense(keys, TOCL_I64, npad, "multinomial keys"));
@@ -467,16 +368,16 @@ tocl_status tocl_op_multinomial(int dev, int stream, const tocl_tensor *dst, con
     kp.seed = seed;
     kp.offset = offset;
     kp.n = n;
-    rng_entry *ek = NULL, *et = NULL;
+    tocl_ops_kernel *ek = NULL, *et = NULL;
     TOCL_TRY(rng_kernel(dev, TOCL_I64, "tocl_mn_keys", &ek));
     TOCL_TRY(rng_kernel(dev, TOCL_I64, "tocl_mn_take", &et));
     cl_long np = npad;
     rng_arg a[] = {{sizeof kb, &kb}, {sizeof ko, &ko}, {sizeof vb, &vb}, {sizeof vo, &vo}, {sizeof kp, &kp},
                    {sizeof pb, &pb}, {sizeof po, &po}, {sizeof c, &c},   {sizeof np, &np}};
-    TOCL_TRY(rng_launch(dev, q, ek, (size_t)((npad + 3) / 4), a, 9));
-    TOCL_TRY(rng_sort(dev, q, kb, ko, vb, vo, npad));
+    TOCL_TRY(rng_launch(dev, stream, ek, (size_t)((npad + 3) / 4), a, 9));
+    TOCL_TRY(rng_sort(dev, stream, kb, ko, vb, vo, npad));
     TOCL_TRY(rng_params(dev, dst, what, seed, offset, &prm, &buf));
     rng_arg b[] = {{sizeof buf, &buf}, {sizeof prm, &prm}, {sizeof vb, &vb},
                    {sizeof vo, &vo},   {sizeof c, &c},     {sizeof s, &s}};
-    return rng_launch(dev, q, et, (size_t)(rows * ns), b, 6);
+    return rng_launch(dev, stream, et, (size_t)(rows * ns), b, 6);
 }

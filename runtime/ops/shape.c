@@ -52,7 +52,7 @@ static tocl_status remap_params(const tocl_tensor *dst, const tocl_tensor *src, 
     return TOCL_OK;
 }
 
-static tocl_status launch(int dev, int stream, idx_kernel *e, const tocl_tensor *dst, const tocl_tensor *src,
+static tocl_status launch(int dev, int stream, tocl_ops_kernel *e, const tocl_tensor *dst, const tocl_tensor *src,
                           tocl_remap_params *p, const void *extra, size_t extra_size, const char *op) {
     cl_mem bd, bs;
     cl_long od, os;
@@ -103,8 +103,8 @@ static tocl_status run_remap(int dev, int stream, const tocl_tensor *dst, const 
     p.diag = diag;
     if (p.n == 0)
         return TOCL_OK;
-    idx_kernel *e;
-    TOCL_TRY(idx_kernel_get(dev, "shape", "tocl_shape_remap", idx_move_option(dst->dtype), &e));
+    tocl_ops_kernel *e;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "shape", "tocl_shape_remap", idx_move_option(dst->dtype), &e));
     unsigned char bits[8];
     tocl_ops_scalar_bits(value, dst->dtype, bits);
     return launch(dev, stream, e, dst, src, &p, bits, tocl_dtype_size(dst->dtype), op);
@@ -158,7 +158,7 @@ tocl_status tocl_shape_pad_backward(int dev, int stream, const tocl_tensor *grad
     TOCL_TRY(remap_params(grad_in, grad_out, modes, shift, 0, &p, op));
     if (p.n == 0)
         return TOCL_OK;
-    idx_kernel *e;
-    TOCL_TRY(idx_kernel_get(dev, "shape", "tocl_shape_pad_bwd", idx_dt_option(grad_in->dtype), &e));
+    tocl_ops_kernel *e;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "shape", "tocl_shape_pad_bwd", idx_dt_option(grad_in->dtype), &e));
     return launch(dev, stream, e, grad_in, grad_out, &p, NULL, 0, op);
 }

@@ -1,75 +1,13 @@
 /* softmax.c - softmax and log-softmax along any dim (kernels/softmax.cl),
  * and the kernel cache, dtype roles and launches shared by the nn row
- * kernels (nn_internal.h). */
+ * kernels (nn_internal.h); kernel objects come from the shared cache in
+ * kernel_cache.c. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/kernel_source.h"
 #include "ops/nn_internal.h"
-
-struct tocl_nn_kernel {
-    struct tocl_nn_kernel *next;
-    int dev;
-    const char *family, *name; /* string literals */
-    char opts[1024];
-    cl_kernel kernel;
-    pthread_mutex_t lock; /* set-args + enqueue as one step */
-};
-
-static tocl_nn_kernel *nn_cache;
-static pthread_mutex_t nn_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static tocl_nn_kernel *nn_find(int dev, const char *family, const char *name, const char *opts) {
-    for (tocl_nn_kernel *e = nn_cache; e; e = e->next)
-        if (e->dev == dev && !strcmp(e->family, family) && !strcmp(e->name, name) && !strcmp(e->opts, opts))
-            return e;
-    return NULL;
-}
-
-tocl_status tocl_nn_kernel_get(int dev, const char *family, const char *name, const char *opts,
-                               tocl_nn_kernel **out) {
-    if (strlen(opts) >= sizeof((tocl_nn_kernel *)0)->opts)
-        return tocl_fail(TOCL_E_INTERNAL, "nn kernel options too long: %s", opts);
-    pthread_mutex_lock(&nn_lock);
-    tocl_nn_kernel *e = nn_find(dev, family, name, opts);
-    pthread_mutex_unlock(&nn_lock);
-    if (e) {
-        *out = e;
-        return TOCL_OK;
-    }
-    const char *src;
-    TOCL_TRY(tocl_kernel_source(family, &src));
-    e = calloc(1, sizeof *e);
-    if (!e)
-        return tocl_fail(TOCL_E_OOM, "out of host memory creating kernel %s", name);
-    tocl_status s = tocl_kernel_create(dev, src, opts, name, &e->kernel);
-    if (s != TOCL_OK) {
-        free(e);
-        return s;
-    }
-    e->dev = dev;
-    e->family = family;
-    e->name = name;
-    strcpy(e->opts, opts);
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_mutex_lock(&nn_lock);
-    tocl_nn_kernel *won = nn_find(dev, family, name, opts);
-    if (won) { /* another thread built it meanwhile */
-        pthread_mutex_unlock(&nn_lock);
-        clReleaseKernel(e->kernel);
-        pthread_mutex_destroy(&e->lock);
-        free(e);
-        *out = won;
-        return TOCL_OK;
-    }
-    e->next = nn_cache;
-    nn_cache = e;
-    pthread_mutex_unlock(&nn_lock);
-    *out = e;
-    return TOCL_OK;
-}
 
 tocl_status tocl_nn_options(int dev, const char *roles, const tocl_dtype *dts, int item, char *buf, size_t cap) {
     size_t len = 0;
@@ -111,43 +49,16 @@ tocl_status tocl_nn_options(int dev, const char *roles, const tocl_dtype *dts, i
     return TOCL_OK;
 }
 
-tocl_status tocl_nn_launch(int dev, int stream, tocl_nn_kernel *k, size_t global, size_t local,
-                           const tocl_nn_arg *args, int nargs) {
-    if (global == 0)
-        return TOCL_OK;
-    cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
-    cl_int err = CL_SUCCESS;
-    pthread_mutex_lock(&k->lock);
-    for (int i = 0; i < nargs && err == CL_SUCCESS; i++)
-        err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].ptr);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, k->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
-    pthread_mutex_unlock(&k->lock);
-    if (err != CL_SUCCESS)
-        return tocl_fail(TOCL_E_OPENCL, "launching %s (%zu work-items, groups of %zu) on device %d: %s (%d)", k->name,
-                         global, local, dev, tocl_cl_error_name(err), (int)err);
-    return TOCL_OK;
-}
-
-static size_t nn_kernel_max(int dev, tocl_nn_kernel *k) {
-    size_t kmax = 0;
-    if (clGetKernelWorkGroupInfo(k->kernel, tocl_dev_id(dev), CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax, NULL) !=
-            CL_SUCCESS || kmax == 0)
-        kmax = 1;
-    return kmax;
-}
-
 /* Fixed per device, because PoCL compiles a kernel anew per local size. */
-size_t tocl_nn_group_size(int dev, tocl_nn_kernel *k) {
-    size_t want = TOCL_NN_LOCAL_MAX, kmax = nn_kernel_max(dev, k);
+size_t tocl_nn_group_size(int dev, tocl_ops_kernel *k) {
+    size_t want = TOCL_NN_LOCAL_MAX, kmax = tocl_ops_kernel_max_group(dev, k);
     while (want > kmax && want > 1)
         want >>= 1;
     return want;
 }
 
-size_t tocl_nn_item_size(int dev, tocl_nn_kernel *k) {
-    size_t want = tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU ? 256 : 128, kmax = nn_kernel_max(dev, k);
+size_t tocl_nn_item_size(int dev, tocl_ops_kernel *k) {
+    size_t want = tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU ? 256 : 128, kmax = tocl_ops_kernel_max_group(dev, k);
     while (want > kmax && want > 1)
         want >>= 1;
     return want;
@@ -223,8 +134,8 @@ static tocl_status sm_run(int dev, int stream, int backward, const tocl_tensor *
     tocl_dtype dts[3] = {x->dtype, y->dtype, backward ? z->dtype : TOCL_F32};
     char opts[1024];
     TOCL_TRY(tocl_nn_options(dev, "XYZ", dts, item, opts, sizeof opts));
-    tocl_nn_kernel *k;
-    TOCL_TRY(tocl_nn_kernel_get(dev, "softmax", backward ? "nn_softmax_bwd" : "nn_softmax_fwd", opts, &k));
+    tocl_ops_kernel *k;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "softmax", backward ? "nn_softmax_bwd" : "nn_softmax_fwd", opts, &k));
     p.x_off = ox;
     p.y_off = oy;
     p.z_off = oz;
@@ -232,10 +143,10 @@ static tocl_status sm_run(int dev, int stream, int backward, const tocl_tensor *
     size_t local = item ? tocl_nn_item_size(dev, k) : tocl_nn_group_size(dev, k);
     size_t global = item ? ((size_t)p.rows + local - 1) / local * local : (size_t)p.rows * local;
     if (backward) {
-        tocl_nn_arg a[] = {{sizeof bx, &bx}, {sizeof by, &by}, {sizeof bz, &bz}, {sizeof p, &p}, {sizeof lg, &lg}};
+        tocl_ops_arg a[] = {{sizeof bx, &bx}, {sizeof by, &by}, {sizeof bz, &bz}, {sizeof p, &p}, {sizeof lg, &lg}};
         return tocl_nn_launch(dev, stream, k, global, local, a, 5);
     }
-    tocl_nn_arg a[] = {{sizeof bx, &bx}, {sizeof by, &by}, {sizeof p, &p}, {sizeof lg, &lg}};
+    tocl_ops_arg a[] = {{sizeof bx, &bx}, {sizeof by, &by}, {sizeof p, &p}, {sizeof lg, &lg}};
     return tocl_nn_launch(dev, stream, k, global, local, a, 4);
 }
 

@@ -1,40 +1,16 @@
 /* sort.c - segmented stable sort of rows (kernels/sort.cl) and the ops that
  * read a sorted row: sort, top-k, k-th value, median, mode. Also the shared
  * launch machinery of the sort family (sort_launch.h). */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/kernel_source.h"
 #include "ops/sort_launch.h"
 
 static const char *const sort_kernel_names[SORT_K_NUM] = {
     "tocl_sort_local", "tocl_sort_merge",  "tocl_sort_take",  "tocl_search",    "tocl_isin",
     "tocl_uniq_count", "tocl_uniq_scan",   "tocl_uniq_apply", "tocl_uniq_fill", "tocl_uniq_counts",
     "tocl_minmax",     "tocl_histc",       "tocl_histc_store", "tocl_bincount"};
-
-/* One kernel object per (device, dtype, kernel); entries live for
- * the process, and a lock makes set-args + enqueue one step. */
-typedef struct sort_entry {
-    struct sort_entry *next;
-    int dev;
-    tocl_dtype dtype;
-    sort_kid kid;
-    cl_kernel kernel;
-    size_t local;
-    pthread_mutex_t lock;
-} sort_entry;
-
-static sort_entry *sort_cache;
-static pthread_mutex_t sort_cache_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static sort_entry *sort_find(int dev, tocl_dtype dt, sort_kid kid) {
-    for (sort_entry *e = sort_cache; e; e = e->next)
-        if (e->dev == dev && e->dtype == dt && e->kid == kid)
-            return e;
-    return NULL;
-}
 
 static const char *sort_dtype_macro(tocl_dtype dt) {
     static const char *const m[TOCL_NUM_DTYPES] = {"BOOL", "U8", "I8", "I16", "I32", "I64", "F16", "BF16", "F32", "F64"};
@@ -49,35 +25,12 @@ static size_t sort_pow2_floor(size_t v) {
     return p;
 }
 
-static tocl_status sort_kernel(int dev, tocl_dtype dt, sort_kid kid, sort_entry **out) {
-    pthread_mutex_lock(&sort_cache_lock);
-    sort_entry *e = sort_find(dev, dt, kid);
-    pthread_mutex_unlock(&sort_cache_lock);
-    if (e) {
-        *out = e;
-        return TOCL_OK;
-    }
-    const char *src;
-    TOCL_TRY(tocl_kernel_source("sort", &src));
-    char opt[64];
-    snprintf(opt, sizeof opt, "-DTOCL_SORT_%s", sort_dtype_macro(dt));
-    e = calloc(1, sizeof *e);
-    if (!e)
-        return tocl_fail(TOCL_E_OOM, "out of host memory creating a sort kernel");
-    tocl_status s = tocl_kernel_create(dev, src, opt, sort_kernel_names[kid], &e->kernel);
-    if (s != TOCL_OK) {
-        free(e);
-        return s;
-    }
-    e->dev = dev;
-    e->dtype = dt;
-    e->kid = kid;
-    /* Barrier kernels size their local arrays from the work-group size; 256
-     * keeps them well inside any device's local memory (2 * 256 * 16 bytes
-     * for the sort) and is a wavefront multiple on GPUs. */
-    size_t want = 256, kmax = 0;
-    if (clGetKernelWorkGroupInfo(e->kernel, tocl_dev_id(dev), CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax, NULL) ==
-            CL_SUCCESS && kmax > 0 && kmax < want)
+/* Barrier kernels size their local arrays from the work-group size; 256
+ * keeps them well inside any device's local memory (2 * 256 * 16 bytes for
+ * the sort) and is a wavefront multiple on GPUs. A power of two. */
+static size_t sort_group(int dev, const tocl_ops_kernel *k) {
+    size_t want = 256, kmax = tocl_ops_kernel_max_group(dev, k);
+    if (kmax < want)
         want = kmax;
     const tocl_device_props *p = tocl_dev_props(dev);
     if (p->max_work_group_size > 0 && p->max_work_group_size < want)
@@ -85,29 +38,19 @@ static tocl_status sort_kernel(int dev, tocl_dtype dt, sort_kid kid, sort_entry 
     if (p->local_mem_bytes > 0)
         while (want > 1 && want * 2 * 16 + 64 > p->local_mem_bytes)
             want /= 2;
-    e->local = sort_pow2_floor(want ? want : 1);
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_mutex_lock(&sort_cache_lock);
-    sort_entry *won = sort_find(dev, dt, kid);
-    if (won) { /* another thread built it meanwhile */
-        pthread_mutex_unlock(&sort_cache_lock);
-        clReleaseKernel(e->kernel);
-        pthread_mutex_destroy(&e->lock);
-        free(e);
-        *out = won;
-        return TOCL_OK;
-    }
-    e->next = sort_cache;
-    sort_cache = e;
-    pthread_mutex_unlock(&sort_cache_lock);
-    *out = e;
-    return TOCL_OK;
+    return sort_pow2_floor(want ? want : 1);
+}
+
+static tocl_status sort_kernel(int dev, tocl_dtype dt, sort_kid kid, tocl_ops_kernel **out) {
+    char opt[64];
+    snprintf(opt, sizeof opt, "-DTOCL_SORT_%s", sort_dtype_macro(dt));
+    return tocl_ops_kernel_get(dev, "sort", sort_kernel_names[kid], opt, out);
 }
 
 tocl_status sort_local_size(int dev, tocl_dtype dt, sort_kid kid, size_t *out) {
-    sort_entry *e;
+    tocl_ops_kernel *e;
     TOCL_TRY(sort_kernel(dev, dt, kid, &e));
-    *out = e->local;
+    *out = sort_group(dev, e);
     return TOCL_OK;
 }
 
@@ -115,30 +58,12 @@ tocl_status sort_launch(int dev, int stream, tocl_dtype dt, sort_kid kid, size_t
                         const sort_arg *args, int nargs) {
     if (global == 0)
         return TOCL_OK;
-    sort_entry *e;
+    tocl_ops_kernel *e;
     TOCL_TRY(sort_kernel(dev, dt, kid, &e));
-    cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
     if (local == 0)
-        local = e->local;
+        local = sort_group(dev, e);
     global = (global + local - 1) / local * local;
-    pthread_mutex_lock(&e->lock);
-    cl_int err = CL_SUCCESS;
-    int bad = -1;
-    for (int i = 0; i < nargs && err == CL_SUCCESS; i++) {
-        err = clSetKernelArg(e->kernel, (cl_uint)i, args[i].size, args[i].value);
-        bad = i;
-    }
-    if (err == CL_SUCCESS) {
-        bad = -1;
-        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
-    }
-    pthread_mutex_unlock(&e->lock);
-    if (err != CL_SUCCESS)
-        return tocl_fail(TOCL_E_OPENCL, "%s %s (%s, %zu work-items, local %zu) on device %d: %s (%d)",
-                         bad >= 0 ? "setting an argument of" : "launching", sort_kernel_names[kid],
-                         tocl_dtype_name(dt), global, local, dev, tocl_cl_error_name(err), (int)err);
-    return TOCL_OK;
+    return tocl_ops_launch(dev, stream, e, 1, &global, &local, args, nargs);
 }
 
 tocl_status sort_check_dtype(int dev, tocl_dtype dt, const char *what) {

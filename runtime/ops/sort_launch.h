@@ -27,10 +27,7 @@ typedef enum sort_kid {
 } sort_kid;
 
 /* One kernel argument: clSetKernelArg(size, value); value NULL = __local. */
-typedef struct sort_arg {
-    size_t size;
-    const void *value;
-} sort_arg;
+typedef tocl_ops_arg sort_arg;
 #define SORT_ARG(x) {sizeof(x), &(x)}
 #define SORT_LOCAL(bytes) {(bytes), NULL}
 
