@@ -1,0 +1,96 @@
+/* conv.cl - the data movement of convolution (runtime/ops/conv.c): im2col
+ * gathers x windows into a column matrix that a GEMM multiplies with the
+ * weight; col2im sums a column matrix back onto x positions (input
+ * gradient, transposed convolution) and adds an optional bias.
+ *
+ * Geometry and layouts: kernels/include/conv_params.h. A work-item owns
+ * one innermost row (all positions along the last spatial dim), so the
+ * divisions that decode its index are paid once per row, not per element.
+ * im2col copies storage bits (CV_BITS: ushort, uint or ulong), exact for
+ * every dtype and with no need for half or double arithmetic; col2im sums
+ * in acc_t (float, or double for float64). */
+#include "conv_params.h"
+#include "nn_params.h"
+
+__kernel void conv_im2col(__global const CV_BITS *x, __global CV_BITS *col, tocl_conv_params p)
+{
+    long i = get_global_id(0);
+    long yrows = p.y0 * p.y1, rows = p.C * p.kvol;
+    if (i >= p.N * rows * yrows)
+        return;
+    long yy = i % yrows, t = i / yrows;
+    long r = t % rows, n = t / rows;
+    long o0 = yy / p.y1, o1 = yy % p.y1;
+    long c = r / p.kvol, j = r % p.kvol;
+    long j2 = j % p.k2, j1 = (j / p.k2) % p.k1, j0 = j / (p.k1 * p.k2);
+    long i0 = o0 * p.s0 - p.p0 + j0 * p.d0, i1 = o1 * p.s1 - p.p1 + j1 * p.d1;
+    __global CV_BITS *dst = col + p.col_off + n * p.col_sn + r * p.col_sr + yy * p.y2;
+    if (i0 < 0 || i0 >= p.x0 || i1 < 0 || i1 >= p.x1) {
+        for (long o2 = 0; o2 < p.y2; o2++)
+            dst[o2] = 0;
+        return;
+    }
+    /* o2 reads x position o2 * s2 + off: inside x for lo <= o2 < hi, so
+     * the copy loop has no per-element test and the edges are zero runs */
+    long off = j2 * p.d2 - p.p2;
+    long lo = off >= 0 ? 0 : (-off + p.s2 - 1) / p.s2;
+    long hi = p.x2 - off <= 0 ? 0 : (p.x2 - off + p.s2 - 1) / p.s2;
+    lo = min(lo, p.y2), hi = clamp(hi, lo, p.y2);
+    __global const CV_BITS *src = x + p.x_off + (((n * p.C + c) * p.x0 + i0) * p.x1 + i1) * p.x2 + off;
+    for (long o2 = 0; o2 < lo; o2++)
+        dst[o2] = 0;
+    if (p.s2 == 1)
+        for (long o2 = lo; o2 < hi; o2++)
+            dst[o2] = src[o2];
+    else
+        for (long o2 = lo; o2 < hi; o2++)
+            dst[o2] = src[o2 * p.s2];
+    for (long o2 = hi; o2 < p.y2; o2++)
+        dst[o2] = 0;
+}
+
+/* Does kernel tap t = position + pad - offset * dilation land on a y
+ * position (*q) along a dim of stride s and size n? */
+inline bool cv_tap(long t, long s, long n, long *q)
+{
+    if (t < 0)
+        return false;
+    if (s != 1) { /* the common stride 1 skips a division */
+        if (t % s)
+            return false;
+        t /= s;
+    }
+    *q = t;
+    return t < n;
+}
+
+__kernel void conv_col2im(__global const X_T *col, __global X_T *x, __global const X_T *bias, tocl_conv_params p)
+{
+    long i = get_global_id(0);
+    long xrows = p.x0 * p.x1;
+    if (i >= p.N * p.C * xrows)
+        return;
+    long xx = i % xrows, t = i / xrows; /* t = n * C + c */
+    long c = t % p.C, n = t / p.C;
+    long a0 = xx / p.x1, a1 = xx % p.x1;
+    acc_t b = p.has_bias ? LDX(bias, p.b_off + c) : (acc_t)0;
+    long cbase = p.col_off + n * p.col_sn + c * p.kvol * p.col_sr;
+    long xbase = p.x_off + (t * xrows + xx) * p.x2;
+    for (long a2 = 0; a2 < p.x2; a2++) {
+        acc_t s = b;
+        for (long j0 = 0; j0 < p.k0; j0++) {
+            long q0, q1, q2;
+            if (!cv_tap(a0 + p.p0 - j0 * p.d0, p.s0, p.y0, &q0))
+                continue;
+            for (long j1 = 0; j1 < p.k1; j1++) {
+                if (!cv_tap(a1 + p.p1 - j1 * p.d1, p.s1, p.y1, &q1))
+                    continue;
+                long row = cbase + (j0 * p.k1 + j1) * p.k2 * p.col_sr, pos = (q0 * p.y1 + q1) * p.y2;
+                for (long j2 = 0; j2 < p.k2; j2++)
+                    if (cv_tap(a2 + p.p2 - j2 * p.d2, p.s2, p.y2, &q2))
+                        s += LDX(col, row + j2 * p.col_sr + pos + q2);
+            }
+        }
+        STX(x, xbase + a2, s);
+    }
+}

@@ -1,0 +1,35 @@
+/* conv_params.h - parameters of the im2col/col2im kernels (kernels/conv.cl),
+ * shared with runtime/ops/conv.c. Spatial dims are padded to 3 with size 1
+ * in front, so one kernel serves 1-d, 2-d and 3-d. 8-byte fields only, so
+ * host and device lay the struct out alike.
+ *
+ * The column matrix has one row per (channel c, kernel offset j), row
+ * r = c * kvol + j, and one column per y position q (L = y volume):
+ * col[n, r, q] lives at col_off + n * col_sn + r * col_sr + q. Both layouts
+ * the host uses fit: [n, r, q] (forward) and [r, n, q] (weight gradient,
+ * so that batch and positions form one GEMM depth). */
+#ifndef TOCL_CONV_PARAMS_H
+#define TOCL_CONV_PARAMS_H
+
+#ifdef __OPENCL_VERSION__
+typedef long tocl_cv_i64;
+#else
+#include <stdint.h>
+typedef int64_t tocl_cv_i64;
+#endif
+
+typedef struct tocl_conv_params {
+    tocl_cv_i64 N, C;                   /* batch items in this launch, x-side channels */
+    tocl_cv_i64 x0, x1, x2;             /* x spatial sizes */
+    tocl_cv_i64 y0, y1, y2;             /* y spatial sizes */
+    tocl_cv_i64 k0, k1, k2;             /* kernel sizes */
+    tocl_cv_i64 s0, s1, s2;             /* strides */
+    tocl_cv_i64 p0, p1, p2;             /* paddings */
+    tocl_cv_i64 d0, d1, d2;             /* dilations */
+    tocl_cv_i64 kvol, L, xvol;          /* k0*k1*k2, y0*y1*y2, x0*x1*x2 */
+    tocl_cv_i64 x_off;                  /* x element offset (x is [N, C, xvol] dense) */
+    tocl_cv_i64 col_off, col_sn, col_sr;/* column matrix, see above */
+    tocl_cv_i64 b_off, has_bias;        /* bias[c] added by col2im */
+} tocl_conv_params;
+
+#endif

@@ -1,0 +1,364 @@
+/* conv.c - host side of convolution (include/tocl/conv.h): im2col/col2im
+ * launches (kernels/conv.cl) around grouped GEMMs (tocl/gemm.h).
+ *
+ * Groups and batch items both have one stride in every operand, so a
+ * grouped product is one batched GEMM over the larger of the two and a
+ * host loop over the smaller: a plain convolution is one GEMM over the
+ * batch, a depthwise one a GEMM per batch item over the channels. The
+ * column matrix is built for as many batch items as fit CONV_COL_BUDGET;
+ * larger batches run in chunks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_params.h"
+#include "ops/nn_internal.h"
+#include "tocl/conv.h"
+#include "tocl/gemm.h"
+
+/* Column workspace per chunk: large enough that a chunk's GEMM amortises
+ * its launches, small enough to stay a modest share of device memory.
+ * TORCH_OCL_CONV_WORKSPACE (bytes) overrides it, so tests reach chunking
+ * with small tensors. */
+#define CONV_COL_BUDGET ((int64_t)256 << 20)
+
+static int64_t conv_budget(void) {
+    const char *v = tocl_env("TORCH_OCL_CONV_WORKSPACE");
+    long long b = v ? atoll(v) : 0;
+    return b > 0 ? (int64_t)b : CONV_COL_BUDGET;
+}
+
+/* ------------------------------------------------------------ geometry */
+
+static int64_t vol3(const int64_t *s) { return s[0] * s[1] * s[2]; }
+
+/* The descriptor with spatial dims right-aligned in 3 (leading size 1). */
+typedef struct conv_geo {
+    int64_t x[3], y[3], k[3], s[3], p[3], d[3];
+    int64_t xvol, L, kvol;
+    int64_t cxg, cyg, Kg; /* channels per group; Kg = cxg * kvol, the GEMM depth */
+} conv_geo;
+
+static tocl_status conv_check(const tocl_conv_desc *d, const char *what, conv_geo *g) {
+    if (!d)
+        return tocl_fail(TOCL_E_INVALID, "%s: descriptor is NULL", what);
+    if (d->nd < 1 || d->nd > TOCL_CONV_MAX_DIMS)
+        return tocl_fail(TOCL_E_INVALID, "%s: %d spatial dims; expected 1 to %d", what, d->nd, TOCL_CONV_MAX_DIMS);
+    if (d->groups < 1 || d->batch < 0 || d->cx < 0 || d->cy < 0 || d->cx % d->groups || d->cy % d->groups)
+        return tocl_fail(TOCL_E_INVALID, "%s: channels (%lld in, %lld out) must be non-negative multiples of groups "
+                         "(%lld), batch (%lld) non-negative", what, (long long)d->cx, (long long)d->cy,
+                         (long long)d->groups, (long long)d->batch);
+    memset(g, 0, sizeof *g);
+    for (int i = 0; i < 3; i++) {
+        int s = i - (3 - d->nd); /* source dim, < 0 for padding dims */
+        g->x[i] = s < 0 ? 1 : d->x[s];
+        g->y[i] = s < 0 ? 1 : d->y[s];
+        g->k[i] = s < 0 ? 1 : d->k[s];
+        g->s[i] = s < 0 ? 1 : d->stride[s];
+        g->p[i] = s < 0 ? 0 : d->pad[s];
+        g->d[i] = s < 0 ? 1 : d->dilation[s];
+        if (g->x[i] < 0 || g->y[i] < 0 || g->k[i] < 0 || g->s[i] < 1 || g->p[i] < 0 || g->d[i] < 1)
+            return tocl_fail(TOCL_E_INVALID, "%s: dim %d has sizes x %lld, y %lld, kernel %lld, stride %lld, padding "
+                             "%lld, dilation %lld; sizes and padding must be >= 0, stride and dilation >= 1", what, s,
+                             (long long)g->x[i], (long long)g->y[i], (long long)g->k[i], (long long)g->s[i],
+                             (long long)g->p[i], (long long)g->d[i]);
+    }
+    g->xvol = vol3(g->x), g->L = vol3(g->y), g->kvol = vol3(g->k);
+    g->cxg = d->cx / d->groups, g->cyg = d->cy / d->groups, g->Kg = g->cxg * g->kvol;
+    return TOCL_OK;
+}
+
+/* 1x1 kernel, stride 1, no padding: the column matrix is x itself. */
+static int conv_pointwise(const conv_geo *g) {
+    for (int i = 0; i < 3; i++)
+        if (g->k[i] != 1 || g->s[i] != 1 || g->p[i] != 0 || g->x[i] != g->y[i])
+            return 0;
+    return 1;
+}
+
+static void conv_params_init(const conv_geo *g, int64_t n, int64_t c, tocl_conv_params *p) {
+    memset(p, 0, sizeof *p);
+    p->N = n, p->C = c;
+    p->x0 = g->x[0], p->x1 = g->x[1], p->x2 = g->x[2];
+    p->y0 = g->y[0], p->y1 = g->y[1], p->y2 = g->y[2];
+    p->k0 = g->k[0], p->k1 = g->k[1], p->k2 = g->k[2];
+    p->s0 = g->s[0], p->s1 = g->s[1], p->s2 = g->s[2];
+    p->p0 = g->p[0], p->p1 = g->p[1], p->p2 = g->p[2];
+    p->d0 = g->d[0], p->d1 = g->d[1], p->d2 = g->d[2];
+    p->kvol = g->kvol, p->L = g->L, p->xvol = g->xvol;
+}
+
+/* Batch items per chunk so that `per_item` workspace elements each fit the budget. */
+static int64_t conv_chunk(int64_t batch, int64_t per_item, size_t esz) {
+    int64_t n = per_item > 0 ? conv_budget() / (per_item * (int64_t)esz) : batch;
+    if (n < 1)
+        n = 1;
+    return n < batch ? n : batch;
+}
+
+/* ------------------------------------------------------------ operands */
+
+typedef struct conv_opnd {
+    tocl_addr addr;
+    cl_mem buf;
+    cl_long off;
+} conv_opnd;
+
+static tocl_status conv_operand(int dev, const tocl_tensor *t, tocl_dtype dt, int64_t numel, const char *what,
+                                conv_opnd *o) {
+    if (!t)
+        return tocl_fail(TOCL_E_INVALID, "convolution: %s is NULL", what);
+    if (t->dtype != dt)
+        return tocl_fail(TOCL_E_INVALID, "convolution: %s has dtype %s, expected %s like the other operands", what,
+                         tocl_dtype_name(t->dtype), tocl_dtype_name(dt));
+    o->addr = t->data;
+    return tocl_nn_operand(dev, t, what, numel, &o->buf, &o->off);
+}
+
+/* A workspace of n elements (tied to the stream) resolved for kernels. */
+static tocl_status conv_workspace(int dev, int stream, int64_t n, size_t esz, conv_opnd *o) {
+    size_t bytes = (size_t)(n > 0 ? n : 1) * esz;
+    memset(o, 0, sizeof *o);
+    TOCL_TRY(tocl_mem_alloc(dev, bytes, &o->addr));
+    tocl_status s = TOCL_OK;
+    if (stream != tocl_stream_current(dev))
+        s = tocl_mem_record_stream(o->addr, stream);
+    int mdev;
+    size_t boff = 0;
+    if (s == TOCL_OK)
+        s = tocl_mem_resolve(o->addr, &mdev, &o->buf, &boff);
+    o->off = (cl_long)(boff / esz);
+    if (s != TOCL_OK) {
+        tocl_mem_free(o->addr);
+        o->addr = 0;
+    }
+    return s;
+}
+
+/* ------------------------------------------------------------ kernels */
+
+static tocl_status conv_kernel(int dev, tocl_dtype dt, const char *name, tocl_ops_kernel **k) {
+    char opts[1024];
+    TOCL_TRY(tocl_nn_options(dev, "X", &dt, 1, opts, sizeof opts - 32));
+    const char *bits = dt == TOCL_F64 ? "ulong" : dt == TOCL_F32 ? "uint" : "ushort";
+    size_t len = strlen(opts);
+    snprintf(opts + len, sizeof opts - len, " -DCV_BITS=%s", bits);
+    return tocl_ops_kernel_get(dev, "conv", name, opts, k);
+}
+
+static tocl_status conv_launch(int dev, int stream, tocl_dtype dt, const char *name, int64_t items,
+                               const tocl_ops_arg *args, int nargs) {
+    if (items <= 0)
+        return TOCL_OK;
+    tocl_ops_kernel *k;
+    TOCL_TRY(conv_kernel(dev, dt, name, &k));
+    size_t local = tocl_nn_item_size(dev, k);
+    size_t global = ((size_t)items + local - 1) / local * local;
+    return tocl_nn_launch(dev, stream, k, global, local, args, nargs);
+}
+
+/* col[n, r, q] (strides p->col_sn, p->col_sr, 1) := x windows. */
+static tocl_status conv_im2col(int dev, int stream, tocl_dtype dt, cl_mem x, cl_mem col, const tocl_conv_params *p) {
+    tocl_ops_arg a[] = {{sizeof x, &x}, {sizeof col, &col}, {sizeof *p, p}};
+    return conv_launch(dev, stream, dt, "conv_im2col", p->N * p->C * p->kvol * p->y0 * p->y1, a, 3);
+}
+
+static tocl_status conv_col2im(int dev, int stream, tocl_dtype dt, cl_mem col, cl_mem x, cl_mem bias,
+                               const tocl_conv_params *p) {
+    if (!bias)
+        bias = x; /* never read */
+    tocl_ops_arg a[] = {{sizeof col, &col}, {sizeof x, &x}, {sizeof bias, &bias}, {sizeof *p, p}};
+    return conv_launch(dev, stream, dt, "conv_col2im", p->N * p->C * p->x0 * p->x1, a, 4);
+}
+
+/* ------------------------------------------------------------ grouped GEMM */
+
+/* Strides of the operands A, B, C and bias over batch items (n) and groups (g). */
+typedef struct conv_strides {
+    int64_t n[4], g[4];
+} conv_strides;
+
+/* g0 with every operand at item 0 / group 0, run for nb items x G groups:
+ * a batched GEMM over the larger count, a loop over the smaller. */
+static tocl_status conv_gemm(int dev, int stream, const tocl_gemm_desc *g0, int64_t nb, int64_t G,
+                             const conv_strides *st) {
+    int over_g = G >= nb;
+    int64_t loops = over_g ? nb : G;
+    const int64_t *bs = over_g ? st->g : st->n, *step = over_g ? st->n : st->g;
+    size_t esz = tocl_dtype_size(g0->dtype);
+    tocl_gemm_operand *ops[4];
+    for (int64_t i = 0; i < loops; i++) {
+        tocl_gemm_desc g = *g0;
+        g.batch = over_g ? G : nb;
+        ops[0] = &g.a, ops[1] = &g.b, ops[2] = &g.c, ops[3] = &g.bias;
+        for (int k = 0; k < 4; k++) {
+            if (!ops[k]->data)
+                continue;
+            ops[k]->bs = bs[k];
+            ops[k]->data += (tocl_addr)(i * step[k]) * esz;
+        }
+        if (g.d.data) /* the beta input is C itself (weight-gradient chunks) */
+            g.d = g.c;
+        TOCL_TRY(tocl_gemm(dev, stream, &g));
+    }
+    return TOCL_OK;
+}
+
+/* ------------------------------------------------------------ entry points */
+
+tocl_status tocl_conv_forward(int dev, int stream, const tocl_conv_desc *d, const tocl_tensor *x,
+                              const tocl_tensor *w, const tocl_tensor *bias, const tocl_tensor *y) {
+    conv_geo g;
+    TOCL_TRY(tocl_device_check(dev));
+    TOCL_TRY(conv_check(d, "conv_forward", &g));
+    tocl_dtype dt = x ? x->dtype : TOCL_F32;
+    conv_opnd ox, ow, ob = {0}, oy;
+    TOCL_TRY(conv_operand(dev, x, dt, d->batch * d->cx * g.xvol, "input", &ox));
+    TOCL_TRY(conv_operand(dev, w, dt, d->cy * g.Kg, "weight", &ow));
+    TOCL_TRY(conv_operand(dev, y, dt, d->batch * d->cy * g.L, "output", &oy));
+    if (bias)
+        TOCL_TRY(conv_operand(dev, bias, dt, d->cy, "bias", &ob));
+    if (d->batch * d->cy * g.L == 0)
+        return TOCL_OK;
+    size_t esz = tocl_dtype_size(dt);
+    int pw = conv_pointwise(&g);
+    int64_t colsz = d->cx * g.kvol * g.L, nb = pw ? d->batch : conv_chunk(d->batch, colsz, esz);
+    conv_opnd col = {0};
+    if (!pw)
+        TOCL_TRY(conv_workspace(dev, stream, nb * colsz, esz, &col));
+    tocl_status s = TOCL_OK;
+    for (int64_t n0 = 0; n0 < d->batch && s == TOCL_OK; n0 += nb) {
+        int64_t nc = d->batch - n0 < nb ? d->batch - n0 : nb;
+        tocl_gemm_desc m = tocl_gemm_desc_init(dt, g.cyg, g.L, g.Kg);
+        m.a = (tocl_gemm_operand){ow.addr, 0, g.Kg, 1};
+        m.c = (tocl_gemm_operand){oy.addr + (tocl_addr)(n0 * d->cy * g.L) * esz, 0, g.L, 1};
+        if (bias) {
+            m.bias = (tocl_gemm_operand){ob.addr, 0, 0, 1};
+            m.bias_mode = TOCL_GEMM_BIAS_COL;
+        }
+        conv_strides st = {{0, colsz, d->cy * g.L, 0}, {g.cyg * g.Kg, g.Kg * g.L, g.cyg * g.L, g.cyg}};
+        if (pw) {
+            m.b = (tocl_gemm_operand){ox.addr, 0, g.L, 1};
+            st.n[1] = d->cx * g.L;
+        } else {
+            tocl_conv_params p;
+            conv_params_init(&g, nc, d->cx, &p);
+            p.x_off = ox.off + n0 * d->cx * g.xvol;
+            p.col_off = col.off, p.col_sn = colsz, p.col_sr = g.L;
+            s = conv_im2col(dev, stream, dt, ox.buf, col.buf, &p);
+            m.b = (tocl_gemm_operand){col.addr, 0, g.L, 1};
+        }
+        if (s == TOCL_OK)
+            s = conv_gemm(dev, stream, &m, nc, d->groups, &st);
+    }
+    tocl_status fs = col.addr ? tocl_mem_free(col.addr) : TOCL_OK;
+    return s != TOCL_OK ? s : fs;
+}
+
+tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d, const tocl_tensor *y,
+                                    const tocl_tensor *w, const tocl_tensor *bias, const tocl_tensor *x) {
+    conv_geo g;
+    TOCL_TRY(tocl_device_check(dev));
+    TOCL_TRY(conv_check(d, "conv_backward_data", &g));
+    tocl_dtype dt = y ? y->dtype : TOCL_F32;
+    conv_opnd ox, ow, ob = {0}, oy;
+    TOCL_TRY(conv_operand(dev, y, dt, d->batch * d->cy * g.L, "grad_output", &oy));
+    TOCL_TRY(conv_operand(dev, w, dt, d->cy * g.Kg, "weight", &ow));
+    TOCL_TRY(conv_operand(dev, x, dt, d->batch * d->cx * g.xvol, "grad_input", &ox));
+    if (bias)
+        TOCL_TRY(conv_operand(dev, bias, dt, d->cx, "bias", &ob));
+    if (d->batch * d->cx * g.xvol == 0)
+        return TOCL_OK;
+    size_t esz = tocl_dtype_size(dt);
+    int pw = conv_pointwise(&g);
+    int64_t colsz = d->cx * g.kvol * g.L, nb = pw ? d->batch : conv_chunk(d->batch, colsz, esz);
+    conv_opnd col = {0};
+    if (!pw)
+        TOCL_TRY(conv_workspace(dev, stream, nb * colsz, esz, &col));
+    tocl_status s = TOCL_OK;
+    for (int64_t n0 = 0; n0 < d->batch && s == TOCL_OK; n0 += nb) {
+        int64_t nc = d->batch - n0 < nb ? d->batch - n0 : nb;
+        /* col = w^T @ y: w is [cy, Kg], read transposed in place. */
+        tocl_gemm_desc m = tocl_gemm_desc_init(dt, g.Kg, g.L, g.cyg);
+        m.a = (tocl_gemm_operand){ow.addr, 0, 1, g.Kg};
+        m.b = (tocl_gemm_operand){oy.addr + (tocl_addr)(n0 * d->cy * g.L) * esz, 0, g.L, 1};
+        conv_strides st = {{0, d->cy * g.L, colsz, 0}, {g.cyg * g.Kg, g.cyg * g.L, g.Kg * g.L, g.cxg}};
+        if (pw) { /* col2im is the identity: write x, bias in the epilogue */
+            m.c = (tocl_gemm_operand){ox.addr + (tocl_addr)(n0 * d->cx * g.L) * esz, 0, g.L, 1};
+            st.n[2] = d->cx * g.L;
+            if (bias) {
+                m.bias = (tocl_gemm_operand){ob.addr, 0, 0, 1};
+                m.bias_mode = TOCL_GEMM_BIAS_COL;
+            }
+            s = conv_gemm(dev, stream, &m, nc, d->groups, &st);
+            continue;
+        }
+        m.c = (tocl_gemm_operand){col.addr, 0, g.L, 1};
+        s = conv_gemm(dev, stream, &m, nc, d->groups, &st);
+        tocl_conv_params p;
+        conv_params_init(&g, nc, d->cx, &p);
+        p.x_off = ox.off + n0 * d->cx * g.xvol;
+        p.col_off = col.off, p.col_sn = colsz, p.col_sr = g.L;
+        p.b_off = ob.off, p.has_bias = bias != NULL;
+        if (s == TOCL_OK)
+            s = conv_col2im(dev, stream, dt, col.buf, ox.buf, bias ? ob.buf : NULL, &p);
+    }
+    tocl_status fs = col.addr ? tocl_mem_free(col.addr) : TOCL_OK;
+    return s != TOCL_OK ? s : fs;
+}
+
+tocl_status tocl_conv_backward_weight(int dev, int stream, const tocl_conv_desc *d, const tocl_tensor *x,
+                                      const tocl_tensor *y, const tocl_tensor *gw) {
+    conv_geo g;
+    TOCL_TRY(tocl_device_check(dev));
+    TOCL_TRY(conv_check(d, "conv_backward_weight", &g));
+    tocl_dtype dt = x ? x->dtype : TOCL_F32;
+    conv_opnd ox, oy, ow;
+    TOCL_TRY(conv_operand(dev, x, dt, d->batch * d->cx * g.xvol, "input", &ox));
+    TOCL_TRY(conv_operand(dev, y, dt, d->batch * d->cy * g.L, "grad_output", &oy));
+    TOCL_TRY(conv_operand(dev, gw, dt, d->cy * g.Kg, "grad_weight", &ow));
+    if (d->cy * g.Kg == 0)
+        return TOCL_OK;
+    size_t esz = tocl_dtype_size(dt);
+    /* Per chunk: colT [cx * kvol, nc, L] and yT [cy, nc, L], so that a
+     * group's depth (n, q) is one contiguous run of nc * L elements. */
+    int64_t per = (d->cx * g.kvol + d->cy) * g.L, nb = conv_chunk(d->batch, per, esz);
+    conv_opnd ws = {0};
+    TOCL_TRY(conv_workspace(dev, stream, nb * per, esz, &ws));
+    tocl_status s = TOCL_OK;
+    int64_t n0 = 0;
+    do { /* at least once: an empty batch still writes zeros */
+        int64_t nc = d->batch - n0 < nb ? d->batch - n0 : nb, depth = nc * g.L;
+        int64_t yt = nc * d->cx * g.kvol * g.L; /* element offset of yT in the workspace */
+        tocl_conv_params p;
+        conv_params_init(&g, nc, d->cx, &p);
+        p.x_off = ox.off + n0 * d->cx * g.xvol;
+        p.col_off = ws.off, p.col_sn = g.L, p.col_sr = depth;
+        s = conv_im2col(dev, stream, dt, ox.buf, ws.buf, &p);
+        /* yT: the same kernel with a 1x1 window over y is a [n, c] -> [c, n] copy */
+        conv_geo gy = g;
+        for (int i = 0; i < 3; i++)
+            gy.x[i] = g.y[i], gy.k[i] = 1, gy.s[i] = 1, gy.p[i] = 0, gy.d[i] = 1;
+        gy.xvol = g.L, gy.kvol = 1;
+        conv_params_init(&gy, nc, d->cy, &p);
+        p.x_off = oy.off + n0 * d->cy * g.L;
+        p.col_off = ws.off + yt, p.col_sn = g.L, p.col_sr = depth;
+        if (s == TOCL_OK)
+            s = conv_im2col(dev, stream, dt, oy.buf, ws.buf, &p);
+        /* gw[g] (cyg x Kg) = yT[g] (cyg x depth) @ colT[g]^T (depth x Kg) */
+        tocl_gemm_desc m = tocl_gemm_desc_init(dt, g.cyg, g.Kg, depth);
+        m.a = (tocl_gemm_operand){ws.addr + (tocl_addr)yt * esz, 0, depth, 1};
+        m.b = (tocl_gemm_operand){ws.addr, 0, 1, depth};
+        m.c = (tocl_gemm_operand){ow.addr, 0, g.Kg, 1};
+        if (n0 > 0) { /* later chunks add to the earlier ones */
+            m.d = m.c;
+            m.beta = 1.0;
+        }
+        conv_strides st = {{0, 0, 0, 0}, {g.cyg * depth, g.Kg * depth, g.cyg * g.Kg, 0}};
+        if (s == TOCL_OK)
+            s = conv_gemm(dev, stream, &m, 1, d->groups, &st);
+        n0 += nb;
+    } while (n0 < d->batch && s == TOCL_OK);
+    tocl_status fs = tocl_mem_free(ws.addr);
+    return s != TOCL_OK ? s : fs;
+}

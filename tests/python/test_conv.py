@@ -1,0 +1,206 @@
+"""Convolution on ocl against the CPU: conv1d/2d/3d and conv_transpose1d/2d/3d
+with stride, padding (numbers, 'same', 'valid'), dilation, groups, depthwise,
+output_padding, odd sizes, batch 1 and > 1, channels_last, every float dtype;
+the output and all three gradients, each against a float64 CPU reference
+computed from the same (rounded) inputs. Every test runs with the CPU
+fallback off (no_fallback), so a silent CPU route fails it.
+
+Kernels: kernels/conv.cl + the GEMM (runtime/ops/conv.c, adapter/aten/ocl_conv_ops.cpp)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import FLOAT_DTYPES, dtype_id
+
+DEV = "ocl"
+pytestmark = [pytest.mark.usefixtures("no_fallback"),
+              pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")]
+
+# relative to the largest reference magnitude: float16/bfloat16 round the
+# output (and, for gradients of the input, partial sums) to 11/8 bits
+TOL = {torch.float32: 1e-5, torch.float64: 1e-12, torch.float16: 4e-3, torch.bfloat16: 3e-2}
+
+FWD = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+TRANS = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+
+# name: (spatial size, batch, in channels, out channels, kernel, kwargs, transposed)
+CASES = {
+    "1d": ((11,), 2, 3, 4, 3, {}, False),
+    "1d_s2_p1_d2": ((13,), 1, 2, 4, 3, dict(stride=2, padding=1, dilation=2), False),
+    "1d_same_even": ((10,), 2, 3, 2, 4, dict(padding="same"), False),
+    "1d_valid": ((9,), 1, 2, 3, 5, dict(padding="valid"), False),
+    "2d": ((7, 9), 2, 3, 4, 3, dict(padding=1), False),
+    "2d_b1_mixed_stride": ((9, 8), 1, 2, 3, (3, 2), dict(stride=(2, 1), padding=(1, 0)), False),
+    "2d_dilation": ((9, 10), 2, 2, 2, 3, dict(dilation=(2, 3), padding=2), False),
+    "2d_same_dilation": ((8, 7), 2, 2, 3, (3, 2), dict(padding="same", dilation=2), False),
+    "2d_groups": ((6, 7), 2, 4, 6, 3, dict(groups=2, padding=1), False),
+    "2d_depthwise": ((7, 7), 2, 4, 8, 3, dict(groups=4, padding=1, stride=2), False),
+    "2d_depthwise_many": ((5, 6), 3, 16, 16, 3, dict(groups=16, padding=1), False),
+    "2d_1x1": ((5, 6), 2, 5, 3, 1, {}, False),
+    "2d_1x1_stride": ((5, 6), 2, 5, 3, 1, dict(stride=2), False),
+    "2d_wide": ((12, 12), 2, 16, 24, 3, dict(padding=1), False),  # packed GEMM path
+    "3d": ((4, 5, 6), 2, 2, 3, 3, dict(padding=1), False),
+    "3d_stride_groups": ((5, 4, 6), 1, 4, 4, (2, 3, 1), dict(stride=2, groups=2), False),
+    "t1d": ((7,), 2, 3, 2, 3, dict(stride=2, padding=1, output_padding=1), True),
+    "t2d": ((5, 6), 2, 4, 3, 3, dict(stride=2, padding=1, output_padding=1), True),
+    "t2d_groups_dilation": ((4, 5), 1, 4, 6, (3, 2),
+                            dict(stride=(2, 3), dilation=(1, 2), groups=2, output_padding=(1, 2)), True),
+    "t2d_depthwise": ((5, 5), 2, 4, 4, 3, dict(groups=4, stride=2), True),
+    "t2d_1x1": ((4, 5), 2, 3, 5, 1, {}, True),
+    "t3d": ((3, 4, 5), 1, 2, 3, 2, dict(stride=2, output_padding=1), True),
+}
+# the other dtypes run a subset that still touches every path
+SUBSET = ["1d_same_even", "2d", "2d_depthwise", "2d_1x1", "2d_wide", "3d", "t2d", "t2d_1x1"]
+
+
+def rand(shape, dtype, seed):
+    # multiples of 1/8 in [-1, 1): exact in every dtype
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randint(-8, 8, shape, generator=g).double() / 8).to(dtype)
+
+
+def make_inputs(case, dtype, bias=True):
+    size, n, cin, cout, k, kw, transposed = case
+    nd = len(size)
+    k = (k,) * nd if isinstance(k, int) else k
+    groups = kw.get("groups", 1)
+    wshape = (cin, cout // groups) + k if transposed else (cout, cin // groups) + k
+    x = rand((n, cin) + size, dtype, 1)
+    w = rand(wshape, dtype, 2)
+    b = rand((cout,), dtype, 3) if bias else None
+    fn = TRANS[nd] if transposed else FWD[nd]
+    return fn, x, w, b, kw
+
+
+def check(actual, ref, dtype, what):
+    assert actual.device.type == DEV, what
+    scale = max(ref.abs().max().item(), 1.0)
+    tol = TOL[dtype] * scale
+    torch.testing.assert_close(actual.cpu().double(), ref, atol=tol, rtol=TOL[dtype], msg=lambda m: f"{what}: {m}")
+
+
+def run(fn, x, w, b, kw, dtype, memory_format=None, seed=4):
+    """fn on ocl (x in memory_format) vs float64 on the CPU: output and all gradients."""
+    leaves = [x, w] + ([b] if b is not None else [])
+    ref_leaves = [t.double().requires_grad_() for t in leaves]
+    ref = fn(*ref_leaves[:2], ref_leaves[2] if b is not None else None, **kw)
+    go = rand(ref.shape, dtype, seed)
+    ref_grads = torch.autograd.grad(ref, ref_leaves, go.double())
+
+    dev = [t.to(DEV) for t in leaves]
+    if memory_format is not None:
+        dev[0] = dev[0].contiguous(memory_format=memory_format)
+    dev = [t.requires_grad_() for t in dev]
+    out = fn(*dev[:2], dev[2] if b is not None else None, **kw)
+    assert out.dtype == dtype
+    grads = torch.autograd.grad(out, dev, go.to(DEV))
+    check(out, ref.detach(), dtype, "output")
+    for name, g, r in zip(["grad_input", "grad_weight", "grad_bias"], grads, ref_grads):
+        check(g, r, dtype, name)
+    return out, grads
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_conv_float32(name):
+    fn, x, w, b, kw = make_inputs(CASES[name], torch.float32)
+    run(fn, x, w, b, kw, torch.float32)
+
+
+@pytest.mark.parametrize("dtype", [d for d in FLOAT_DTYPES if d != torch.float32], ids=dtype_id)
+@pytest.mark.parametrize("name", SUBSET)
+def test_conv_dtypes(name, dtype):
+    fn, x, w, b, kw = make_inputs(CASES[name], dtype)
+    run(fn, x, w, b, kw, dtype)
+
+
+@pytest.mark.parametrize("name,fmt", [("2d", torch.channels_last), ("2d_depthwise", torch.channels_last),
+                                      ("t2d", torch.channels_last), ("3d", torch.channels_last_3d)])
+def test_channels_last(name, fmt):
+    fn, x, w, b, kw = make_inputs(CASES[name], torch.float32)
+    out, grads = run(fn, x, w, b, kw, torch.float32, memory_format=fmt)
+    # the output keeps the input's layout, as on the CPU
+    assert out.is_contiguous(memory_format=fmt)
+
+
+def test_no_bias_and_partial_gradients():
+    fn, x, w, _, kw = make_inputs(CASES["2d_groups"], torch.float32, bias=False)
+    run(fn, x, w, None, kw, torch.float32)
+    # only the weight needs a gradient: grad_input is not computed
+    xd, wd = x.to(DEV), w.to(DEV).requires_grad_()
+    (gw,) = torch.autograd.grad(fn(xd, wd, **kw).sum(), [wd])
+    wr = w.double().requires_grad_()
+    (gw_ref,) = torch.autograd.grad(fn(x.double(), wr, **kw).sum(), [wr])
+    check(gw, gw_ref, torch.float32, "grad_weight")
+
+
+def test_unbatched_and_views():
+    w = rand((4, 3, 3, 3), torch.float32, 2)
+    x = rand((3, 8, 9), torch.float32, 1)  # unbatched conv2d input
+    torch.testing.assert_close(F.conv2d(x.to(DEV), w.to(DEV), padding=1).cpu(), F.conv2d(x, w, padding=1))
+    big = rand((2, 6, 10, 11), torch.float32, 5)
+    view = big[:, 1:4, 1:, ::2]  # offset, non-contiguous
+    torch.testing.assert_close(F.conv2d(view.to(DEV)[:, :, :, :], w.to(DEV)).cpu(), F.conv2d(view, w))
+    dv = big.to(DEV)[:, 1:4, 1:, ::2]
+    torch.testing.assert_close(F.conv2d(dv, w.to(DEV), stride=2).cpu(), F.conv2d(view, w, stride=2))
+
+
+def test_empty_batch():
+    w = rand((4, 3, 3, 3), torch.float32, 2).to(DEV).requires_grad_()
+    x = torch.zeros(0, 3, 5, 5, device=DEV, requires_grad=True)
+    out = F.conv2d(x, w, padding=1)
+    assert out.shape == (0, 4, 5, 5)
+    gx, gw = torch.autograd.grad(out.sum(), [x, w])
+    assert gx.shape == x.shape
+    assert gw.abs().sum().item() == 0
+
+
+def test_module_training_step():
+    torch.manual_seed(0)
+    cpu = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+                              torch.nn.ConvTranspose2d(8, 2, 2, stride=2)).double()
+    dev = [p.detach().to(DEV).float().requires_grad_() for p in cpu.parameters()]
+    x = rand((2, 3, 6, 6), torch.float32, 7)
+    ref = cpu(x.double()).square().sum()
+    ref.backward()
+
+    def f(xx, p):
+        h = F.relu(F.conv2d(xx, p[0], p[1], padding=1))
+        return F.conv_transpose2d(h, p[2], p[3], stride=2).square().sum()
+
+    loss = f(x.to(DEV), dev)
+    grads = torch.autograd.grad(loss, dev)
+    torch.testing.assert_close(loss.cpu().double(), ref.detach(), rtol=1e-5, atol=1e-4)
+    for g, p in zip(grads, cpu.parameters()):
+        torch.testing.assert_close(g.cpu().double(), p.grad, rtol=1e-4, atol=1e-4)
+
+
+def first_line_of_error(fn, *args):
+    # the message only: a kept traceback would hold the device tensors in a
+    # reference cycle until some later garbage collection
+    try:
+        fn(*args)
+    except RuntimeError as e:
+        return str(e).split("\n")[0]
+    raise AssertionError("no error raised")
+
+
+def test_errors_match_cpu():
+    x, w = torch.zeros(1, 3, 5, 5), torch.zeros(4, 2, 3, 3)
+    for fn in (lambda t, u: F.conv2d(t, u), lambda t, u: F.conv2d(t, u[:, :, :1, :1], padding=-1),
+               lambda t, u: F.conv2d(t, u[:, :2].contiguous(), stride=0)):
+        assert first_line_of_error(fn, x, w)[:40] == first_line_of_error(fn, x.to(DEV), w.to(DEV))[:40]
+    w3 = torch.zeros(4, 3, 3, 3)
+    assert "should be the same" in first_line_of_error(F.conv2d, x.to(DEV), w3.double().to(DEV))
+    assert "not implemented for 'Long'" in first_line_of_error(F.conv2d, x.long().to(DEV), w3.long().to(DEV))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=dtype_id)
+@pytest.mark.parametrize("name", ["2d", "2d_1x1", "t2d", "3d_stride_groups"])
+def test_chunked_workspace(name, dtype, monkeypatch):
+    # a workspace of a few hundred bytes: the column matrix is built a batch
+    # item or two at a time and the weight gradient accumulates over chunks
+    monkeypatch.setenv("TORCH_OCL_CONV_WORKSPACE", "600")
+    size, _, cin, cout, k, kw, transposed = CASES[name]
+    fn, x, w, b, kw = make_inputs((size, 5, cin, cout, k, kw, transposed), dtype)
+    run(fn, x, w, b, kw, dtype)
