@@ -1,0 +1,647 @@
+// ocl_pool_ops.cpp - max/avg/adaptive pooling and nearest/linear/bicubic
+// upsampling, forward and backward, on runtime/ops/{pool,upsample}.c.
+// Argument checks and output shapes come from ATen's own helpers (Pool.h,
+// UpSample.h), so messages match the CPU's. Operands are made dense here;
+// outputs keep the input's suggested memory format (channels_last stays
+// channels_last). Integer pooling/nearest inputs, which the kernels do not
+// cover, take a counted CPU route (fallback.h).
+#include <ATen/native/AdaptivePooling.h>
+#include <ATen/native/Pool.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/UpSample.h>
+#include <ATen/ops/avg_pool2d.h>
+#include <ATen/ops/avg_pool3d.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/max_pool2d_with_indices.h>
+#include <ATen/ops/max_pool3d_with_indices.h>
+#include <ATen/ops/upsample_nearest1d.h>
+#include <ATen/ops/upsample_nearest2d.h>
+#include <ATen/ops/upsample_nearest3d.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <array>
+
+#include "fallback.h"
+#include "ocl_common.h"
+#include "tocl/pool.h"
+
+namespace torch_ocl {
+namespace {
+
+using OptD = std::optional<double>;
+using OptI = std::optional<int64_t>;
+using Arr3 = std::array<int64_t, 3>;
+
+int dev_of(const at::Tensor& t) { return t.device().index(); }
+int stream_of(const at::Tensor& t) { return tocl_stream_current(dev_of(t)); }
+
+// Last n sizes of t right-aligned into {D, H, W} (leading 1s); nc := the rest.
+Arr3 spatial(at::IntArrayRef sizes, int n, int64_t* nc) {
+  Arr3 s{1, 1, 1};
+  int64_t lead = 1;
+  int nd = static_cast<int>(sizes.size());
+  for (int i = 0; i < nd - n; i++)
+    lead *= sizes[i];
+  for (int i = 0; i < n; i++)
+    s[3 - n + i] = sizes[nd - n + i];
+  if (nc)
+    *nc = lead;
+  return s;
+}
+
+// x's sizes with the last n replaced by o.
+std::vector<int64_t> with_spatial(at::IntArrayRef sizes, int n, at::IntArrayRef o) {
+  std::vector<int64_t> v(sizes.begin(), sizes.end());
+  for (int i = 0; i < n; i++)
+    v[v.size() - n + i] = o[i];
+  return v;
+}
+
+// Memory format of outputs: the input's when it is batched (4-d/5-d).
+at::MemoryFormat fmt_of(const at::Tensor& x) {
+  return x.dim() == 4 || x.dim() == 5 ? x.suggest_memory_format() : at::MemoryFormat::Contiguous;
+}
+
+// Dense destination: t itself, or a contiguous temporary copied back by done().
+struct Dense {
+  at::Tensor& dst;
+  at::Tensor tmp;
+  explicit Dense(at::Tensor& t) : dst(t), tmp(t.is_contiguous() ? t : at::empty(t.sizes(), t.options())) {}
+  tocl_tensor tt() const { return to_tocl_tensor(tmp); }
+  void done() {
+    if (!tmp.is_same(dst))
+      dst.copy_(tmp);
+  }
+};
+
+void resize_fmt(at::Tensor& out, at::IntArrayRef sizes, at::MemoryFormat fmt) {
+  if (at::native::resize_output(out, sizes) && fmt != at::MemoryFormat::Contiguous)
+    out.unsafeGetTensorImpl()->empty_tensor_restride(fmt);
+}
+
+void check_float(const at::Tensor& t, const char* op) {
+  TORCH_CHECK(at::isFloatingType(t.scalar_type()), "\"", op, "\" not implemented for '",
+              c10::toString(t.scalar_type()), "'");
+}
+
+// Integer inputs: run on the CPU (counted and governed by the fallback
+// policy, as the boxed fallback would) and copy into the outputs.
+template <class F>
+bool cpu_route(const char* name, const at::Tensor& input, std::initializer_list<at::Tensor*> outs, F&& f) {
+  if (at::isFloatingType(input.scalar_type()))
+    return false;
+  note_fallback(name);
+  auto res = f(input.cpu());
+  size_t i = 0;
+  for (at::Tensor* o : outs) {
+    const at::Tensor& r = i == 0 ? std::get<0>(res) : std::get<1>(res);
+    at::native::resize_output(*o, r.sizes());
+    o->copy_(r);
+    i++;
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------ windows
+
+struct Win {
+  Arr3 k{1, 1, 1}, s{1, 1, 1}, p{0, 0, 0}, d{1, 1, 1};
+  Arr3 o{1, 1, 1};  // output sizes
+};
+
+const char* count_word(int n) { return n == 2 ? "two" : "three"; }
+
+// One int[n] argument: a single int or n ints (or empty: dflt).
+void expand(at::IntArrayRef v, int n, const Arr3* dflt, Arr3& out, const char* op, const char* what) {
+  bool ok = v.size() == 1 || static_cast<int>(v.size()) == n || (dflt && v.empty());
+  TORCH_CHECK(ok, op, ": ", what, " must either be ", dflt ? "omitted, " : "", "a single int, or a tuple of ",
+              count_word(n), " ints");
+  for (int i = 0; i < n; i++)
+    out[3 - n + i] = v.empty() ? (*dflt)[3 - n + i] : v.size() == 1 ? v[0] : v[i];
+}
+
+// Window arguments and output sizes with the CPU's checks (Pool.h).
+Win pool_win(const at::Tensor& input, int n, bool max, at::IntArrayRef kernel, at::IntArrayRef stride,
+             at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
+  const char* op = n == 2 ? (max ? "max_pool2d" : "avg_pool2d") : (max ? "max_pool3d" : "avg_pool3d");
+  Win w;
+  expand(kernel, n, nullptr, w.k, op, "kernel_size");
+  expand(stride, n, &w.k, w.s, op, "stride");
+  expand(padding, n, nullptr, w.p, op, "padding");
+  if (max)
+    expand(dilation, n, nullptr, w.d, op, "dilation");
+  int64_t nd = input.dim();
+  if (n == 2) {
+    auto fmt = input.suggest_memory_format();
+    if (fmt == at::MemoryFormat::ChannelsLast) {
+      TORCH_CHECK(nd == 4, "non-empty 4D (batch mode) tensor expected for input with channels_last layout");
+    } else {
+      TORCH_CHECK(nd == 3 || nd == 4, "non-empty 3D or 4D (batch mode) tensor expected for input");
+    }
+  } else {
+    TORCH_CHECK(nd == 4 || nd == 5, "non-empty 4D or 5D (batch mode) tensor expected for input");
+  }
+  Arr3 in = spatial(input.sizes(), n, nullptr);
+  for (int j = 3 - n; j < 3; j++)
+    w.o[j] = at::native::pooling_output_shape<int64_t>(in[j], w.k[j], w.p[j], w.s[j], w.d[j], ceil_mode);
+  int64_t planes = input.size(-n - 1);
+  if (n == 2)
+    at::native::pool2d_shape_check(input, w.k[1], w.k[2], w.s[1], w.s[2], w.p[1], w.p[2], w.d[1], w.d[2], planes,
+                                   in[1], in[2], w.o[1], w.o[2], input.suggest_memory_format());
+  else
+    at::native::pool3d_shape_check(input, planes, w.k[0], w.k[1], w.k[2], w.s[0], w.s[1], w.s[2], w.p[0], w.p[1],
+                                   w.p[2], w.d[0], w.d[1], w.d[2], in[0], in[1], in[2], w.o[0], w.o[1], w.o[2],
+                                   op);
+  return w;
+}
+
+tocl_pool_desc pool_desc(tocl_pool_kind kind, const at::Tensor& input, int n, const Arr3& out, const Win* w) {
+  tocl_pool_desc d{};
+  d.kind = kind;
+  Arr3 in = spatial(input.sizes(), n, &d.nc);
+  for (int j = 0; j < 3; j++) {
+    d.in[j] = in[j];
+    d.out[j] = out[j];
+    if (w) {
+      d.kernel[j] = w->k[j];
+      d.stride[j] = w->s[j];
+      d.pad[j] = w->p[j];
+      d.dilation[j] = w->d[j];
+    }
+  }
+  return d;
+}
+
+// Forward into out (and indices for the max kinds), both already sized.
+void pool_forward(const tocl_pool_desc& d, const at::Tensor& input, at::Tensor& out, at::Tensor* indices) {
+  if (out.numel() == 0)
+    return;
+  c10::DeviceGuard guard(input.device());
+  at::Tensor x = input.contiguous();
+  Dense y(out);
+  tocl_tensor tx = to_tocl_tensor(x), ty = y.tt();
+  if (indices) {
+    Dense ix(*indices);
+    tocl_tensor ti = ix.tt();
+    TOCL_CHECK(tocl_pool_forward(dev_of(x), stream_of(x), &d, &tx, &ty, &ti));
+    ix.done();
+  } else {
+    TOCL_CHECK(tocl_pool_forward(dev_of(x), stream_of(x), &d, &tx, &ty, nullptr));
+  }
+  y.done();
+}
+
+void pool_backward(const tocl_pool_desc& d, const at::Tensor& grad, const at::Tensor* indices,
+                   at::Tensor& grad_input) {
+  if (grad_input.numel() == 0)
+    return;
+  c10::DeviceGuard guard(grad.device());
+  at::Tensor g = grad.contiguous(), ind = indices ? indices->contiguous() : at::Tensor();
+  Dense z(grad_input);
+  tocl_tensor tg = to_tocl_tensor(g), tz = z.tt(), ti{};
+  if (indices)
+    ti = to_tocl_tensor(ind);
+  TOCL_CHECK(tocl_pool_backward(dev_of(g), stream_of(g), &d, &tg, indices ? &ti : nullptr, &tz));
+  z.done();
+}
+
+// ------------------------------------------------------------------ max pool
+
+template <int N>
+std::tuple<at::Tensor&, at::Tensor&> max_pool_out(const at::Tensor& self, at::IntArrayRef kernel,
+                                                  at::IntArrayRef stride, at::IntArrayRef padding,
+                                                  at::IntArrayRef dilation, bool ceil_mode, at::Tensor& out,
+                                                  at::Tensor& indices) {
+  const char* name = N == 2 ? "max_pool2d_with_indices" : "max_pool3d_with_indices";
+  if (cpu_route(name, self, {&out, &indices}, [&](const at::Tensor& c) {
+        return N == 2 ? at::max_pool2d_with_indices(c, kernel, stride, padding, dilation, ceil_mode)
+                      : at::max_pool3d_with_indices(c, kernel, stride, padding, dilation, ceil_mode);
+      }))
+    return {out, indices};
+  Win w = pool_win(self, N, true, kernel, stride, padding, dilation, ceil_mode);
+  auto sizes = with_spatial(self.sizes(), N, at::IntArrayRef(w.o).slice(3 - N));
+  auto fmt = fmt_of(self);
+  resize_fmt(out, sizes, fmt);
+  resize_fmt(indices, sizes, fmt);
+  TORCH_CHECK(indices.scalar_type() == at::kLong, name, ": indices must be int64, got ", indices.scalar_type());
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), name, ": expected out dtype ", self.scalar_type(), ", got ",
+              out.scalar_type());
+  pool_forward(pool_desc(TOCL_POOL_MAX, self, N, w.o, &w), self, out, &indices);
+  return {out, indices};
+}
+
+template <int N>
+std::tuple<at::Tensor, at::Tensor> max_pool(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride,
+                                            at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
+  at::Tensor out = at::empty({0}, self.options()), ind = at::empty({0}, self.options().dtype(at::kLong));
+  max_pool_out<N>(self, kernel, stride, padding, dilation, ceil_mode, out, ind);
+  return {out, ind};
+}
+
+template <int N>
+at::Tensor& max_pool_backward_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel,
+                                  at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                                  bool ceil_mode, const at::Tensor& indices, at::Tensor& grad_input) {
+  check_float(self, N == 2 ? "max_pool2d_with_indices_backward" : "max_pool3d_with_indices_backward");
+  Win w = pool_win(self, N, true, kernel, stride, padding, dilation, ceil_mode);
+  Arr3 in = spatial(self.sizes(), N, nullptr);
+  int64_t planes = self.size(-N - 1);
+  if (N == 2)
+    at::native::max_pool2d_backward_shape_check(self, grad, indices, w.k[1], w.k[2], w.s[1], w.s[2], w.p[1], w.p[2],
+                                                w.d[1], w.d[2], planes, in[1], in[2], w.o[1], w.o[2],
+                                                self.suggest_memory_format());
+  else
+    at::native::max_pool3d_backward_shape_check(self, grad, indices, planes, w.k[0], w.k[1], w.k[2], w.s[0], w.s[1],
+                                                w.s[2], w.p[0], w.p[1], w.p[2], w.d[0], w.d[1], w.d[2], in[0],
+                                                in[1], in[2], w.o[0], w.o[1], w.o[2],
+                                                "max_pool3d_with_indices_backward");
+  TORCH_CHECK(grad.scalar_type() == self.scalar_type(), "expected grad_output dtype ", self.scalar_type(), ", got ",
+              grad.scalar_type());
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "indices must be int64, got ", indices.scalar_type());
+  resize_fmt(grad_input, self.sizes(), fmt_of(self));
+  pool_backward(pool_desc(TOCL_POOL_MAX, self, N, w.o, &w), grad, &indices, grad_input);
+  return grad_input;
+}
+
+template <int N>
+at::Tensor max_pool_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel,
+                             at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                             bool ceil_mode, const at::Tensor& indices) {
+  at::Tensor gi = at::empty({0}, self.options());
+  return max_pool_backward_out<N>(grad, self, kernel, stride, padding, dilation, ceil_mode, indices, gi);
+}
+
+// ------------------------------------------------------------------ avg pool
+
+tocl_pool_desc avg_desc(const at::Tensor& self, int n, const Win& w, bool count_include_pad, OptI divisor) {
+  TORCH_CHECK(!divisor.has_value() || *divisor != 0, "divisor must be not zero");
+  tocl_pool_desc d = pool_desc(TOCL_POOL_AVG, self, n, w.o, &w);
+  d.count_include_pad = count_include_pad;
+  d.divisor_override = divisor.value_or(0);
+  return d;
+}
+
+template <int N>
+at::Tensor& avg_pool_out(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride,
+                         at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, OptI divisor,
+                         at::Tensor& out) {
+  auto cpu = [&](const at::Tensor& c) {
+    at::Tensor r = N == 2 ? at::avg_pool2d(c, kernel, stride, padding, ceil_mode, count_include_pad, divisor)
+                          : at::avg_pool3d(c, kernel, stride, padding, ceil_mode, count_include_pad, divisor);
+    return std::make_tuple(r, r);
+  };
+  if (cpu_route(N == 2 ? "avg_pool2d" : "avg_pool3d", self, {&out}, cpu))
+    return out;
+  Win w = pool_win(self, N, false, kernel, stride, padding, {}, ceil_mode);
+  tocl_pool_desc d = avg_desc(self, N, w, count_include_pad, divisor);
+  resize_fmt(out, with_spatial(self.sizes(), N, at::IntArrayRef(w.o).slice(3 - N)), fmt_of(self));
+  pool_forward(d, self, out, nullptr);
+  return out;
+}
+
+template <int N>
+at::Tensor avg_pool(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride, at::IntArrayRef padding,
+                    bool ceil_mode, bool count_include_pad, OptI divisor) {
+  at::Tensor out = at::empty({0}, self.options());
+  return avg_pool_out<N>(self, kernel, stride, padding, ceil_mode, count_include_pad, divisor, out);
+}
+
+template <int N>
+at::Tensor& avg_pool_backward_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel,
+                                  at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                                  bool count_include_pad, OptI divisor, at::Tensor& grad_input) {
+  check_float(self, N == 2 ? "avg_pool2d_backward" : "avg_pool3d_backward");
+  Win w = pool_win(self, N, false, kernel, stride, padding, {}, ceil_mode);
+  Arr3 in = spatial(self.sizes(), N, nullptr);
+  int64_t planes = self.size(-N - 1);
+  if (N == 2)
+    at::native::avg_pool2d_backward_shape_check(self, grad, 0, w.k[1], w.k[2], w.s[1], w.s[2], w.p[1], w.p[2],
+                                                planes, in[1], in[2], w.o[1], w.o[2], self.suggest_memory_format());
+  else
+    at::native::avg_pool3d_backward_shape_check(self, grad, planes, w.k[0], w.k[1], w.k[2], w.s[0], w.s[1], w.s[2],
+                                                w.p[0], w.p[1], w.p[2], in[0], in[1], in[2], w.o[0], w.o[1], w.o[2],
+                                                "avg_pool3d_backward");
+  TORCH_CHECK(grad.scalar_type() == self.scalar_type(), "expected grad_output dtype ", self.scalar_type(), ", got ",
+              grad.scalar_type());
+  tocl_pool_desc d = avg_desc(self, N, w, count_include_pad, divisor);
+  resize_fmt(grad_input, self.sizes(), fmt_of(self));
+  pool_backward(d, grad, nullptr, grad_input);
+  return grad_input;
+}
+
+template <int N>
+at::Tensor avg_pool_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel,
+                             at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                             OptI divisor) {
+  at::Tensor gi = at::empty({0}, self.options());
+  return avg_pool_backward_out<N>(grad, self, kernel, stride, padding, ceil_mode, count_include_pad, divisor, gi);
+}
+
+// ------------------------------------------------------------------ adaptive pools
+
+// The CPU's checks of adaptive_{avg,max}_pool{2,3}d inputs; output sizes.
+Arr3 adaptive_check(const at::Tensor& self, int n, at::IntArrayRef output_size, const char* op) {
+  TORCH_CHECK(static_cast<int>(output_size.size()) == n, op, ": output_size must be ", n);
+  int64_t nd = self.dim();
+  TORCH_CHECK(nd == n + 1 || nd == n + 2, op, "(): Expected ", n + 1, "D or ", n + 2, "D tensor, but got ",
+              self.sizes());
+  for (int64_t i = nd - n - 1; i < nd; i++)
+    TORCH_CHECK(self.size(i) > 0, op,
+                "(): Expected input to have non-zero size for non-batch dimensions, but input has sizes ",
+                self.sizes(), " with dimension ", i, " being empty");
+  Arr3 o{1, 1, 1};
+  for (int i = 0; i < n; i++) {
+    TORCH_CHECK(output_size[i] >= 0, op, ": elements of output_size must be greater than or equal to 0 but received {",
+                output_size, "}");
+    o[3 - n + i] = output_size[i];
+  }
+  return o;
+}
+
+template <int N>
+at::Tensor& adaptive_avg_out(const at::Tensor& self, at::IntArrayRef output_size, at::Tensor& out) {
+  const char* op = N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d";
+  Arr3 o = adaptive_check(self, N, output_size, op);
+  check_float(self, op);
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), op, ": expected out dtype ", self.scalar_type(), ", got ",
+              out.scalar_type());
+  resize_fmt(out, with_spatial(self.sizes(), N, output_size), fmt_of(self));
+  pool_forward(pool_desc(TOCL_POOL_ADAPTIVE_AVG, self, N, o, nullptr), self, out, nullptr);
+  return out;
+}
+
+template <int N>
+at::Tensor adaptive_avg(const at::Tensor& self, at::IntArrayRef output_size) {
+  at::Tensor out = at::empty({0}, self.options());
+  return adaptive_avg_out<N>(self, output_size, out);
+}
+
+template <int N>
+at::Tensor& adaptive_avg_backward_out(const at::Tensor& grad, const at::Tensor& self, at::Tensor& grad_input) {
+  const char* op = N == 2 ? "adaptive_avg_pool2d_backward" : "adaptive_avg_pool3d_backward";
+  at::native::adaptive_pool_empty_output_check(grad, op);
+  check_float(self, op);
+  TORCH_CHECK(self.dim() == grad.dim() && self.dim() >= N + 1, op, ": grad_output and input ranks differ");
+  for (int64_t i = 0; i < self.dim() - N; i++)
+    TORCH_CHECK(grad.size(i) == self.size(i), op, ": grad_output has sizes ", grad.sizes(), ", input ", self.sizes());
+  TORCH_CHECK(self.scalar_type() == grad.scalar_type(), "expected dtype ", self.scalar_type(),
+              " for `gradOutput` but got dtype ", grad.scalar_type());
+  Arr3 o = spatial(grad.sizes(), N, nullptr);
+  resize_fmt(grad_input, self.sizes(), fmt_of(self));
+  pool_backward(pool_desc(TOCL_POOL_ADAPTIVE_AVG, self, N, o, nullptr), grad, nullptr, grad_input);
+  return grad_input;
+}
+
+template <int N>
+at::Tensor adaptive_avg_backward(const at::Tensor& grad, const at::Tensor& self) {
+  at::Tensor gi = at::empty({0}, self.options());
+  return adaptive_avg_backward_out<N>(grad, self, gi);
+}
+
+template <int N>
+std::tuple<at::Tensor&, at::Tensor&> adaptive_max_out(const at::Tensor& self, at::IntArrayRef output_size,
+                                                      at::Tensor& out, at::Tensor& indices) {
+  const char* op = N == 2 ? "adaptive_max_pool2d" : "adaptive_max_pool3d";
+  Arr3 o = adaptive_check(self, N, output_size, op);
+  check_float(self, op);
+  auto sizes = with_spatial(self.sizes(), N, output_size);
+  resize_fmt(out, sizes, fmt_of(self));
+  resize_fmt(indices, sizes, fmt_of(self));
+  TORCH_CHECK(indices.scalar_type() == at::kLong, op, ": indices must be int64, got ", indices.scalar_type());
+  pool_forward(pool_desc(TOCL_POOL_ADAPTIVE_MAX, self, N, o, nullptr), self, out, &indices);
+  return {out, indices};
+}
+
+template <int N>
+std::tuple<at::Tensor, at::Tensor> adaptive_max(const at::Tensor& self, at::IntArrayRef output_size) {
+  at::Tensor out = at::empty({0}, self.options()), ind = at::empty({0}, self.options().dtype(at::kLong));
+  adaptive_max_out<N>(self, output_size, out, ind);
+  return {out, ind};
+}
+
+template <int N>
+at::Tensor& adaptive_max_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& indices,
+                                      at::Tensor& grad_input) {
+  const char* op = N == 2 ? "adaptive_max_pool2d_backward" : "adaptive_max_pool3d_backward";
+  at::native::adaptive_pool_empty_output_check(grad, op);
+  check_float(self, op);
+  TORCH_CHECK(self.dim() == grad.dim() && grad.sizes().equals(indices.sizes()), op,
+              ": grad_output ", grad.sizes(), " and indices ", indices.sizes(), " must match input ", self.sizes());
+  TORCH_CHECK(self.scalar_type() == grad.scalar_type(), "expected dtype ", self.scalar_type(),
+              " for `gradOutput` but got dtype ", grad.scalar_type());
+  TORCH_CHECK(indices.scalar_type() == at::kLong, op, ": indices must be int64, got ", indices.scalar_type());
+  Arr3 o = spatial(grad.sizes(), N, nullptr);
+  resize_fmt(grad_input, self.sizes(), fmt_of(self));
+  pool_backward(pool_desc(TOCL_POOL_ADAPTIVE_MAX, self, N, o, nullptr), grad, &indices, grad_input);
+  return grad_input;
+}
+
+template <int N>
+at::Tensor adaptive_max_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& indices) {
+  at::Tensor gi = at::empty({0}, self.options());
+  return adaptive_max_backward_out<N>(grad, self, indices, gi);
+}
+
+// ------------------------------------------------------------------ upsample
+
+// Full output sizes [N, C, spatial...] with the CPU's checks.
+std::vector<int64_t> up_check(at::IntArrayRef input_size, at::IntArrayRef output_size, int n) {
+  if (n == 1) {
+    auto a = at::native::upsample_1d_common_check(input_size, output_size);
+    return {a.begin(), a.end()};
+  }
+  if (n == 2) {
+    auto a = at::native::upsample_2d_common_check(input_size, output_size);
+    return {a.begin(), a.end()};
+  }
+  auto a = at::native::upsample_3d_common_check(input_size, output_size);
+  return {a.begin(), a.end()};
+}
+
+tocl_upsample_desc up_desc(tocl_upsample_mode mode, bool align, at::IntArrayRef input_size,
+                           at::IntArrayRef output_size, int n, const std::array<OptD, 3>& scales) {
+  tocl_upsample_desc d{};
+  d.mode = mode;
+  d.align_corners = align;
+  Arr3 in = spatial(input_size, n, &d.nc);
+  for (int j = 0; j < 3; j++) {
+    d.in[j] = in[j];
+    d.out[j] = j < 3 - n ? 1 : output_size[j - (3 - n)];
+    const OptD& s = j < 3 - n ? OptD() : scales[j - (3 - n)];
+    d.scales[j] = s.has_value() ? *s : 0;
+  }
+  return d;
+}
+
+const char* up_op(tocl_upsample_mode m, int n) {
+  static const char* names[4][3] = {
+      {"upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d"},
+      {"_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d"},
+      {"upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d"},
+      {"upsample_bicubic2d", "upsample_bicubic2d", "upsample_bicubic2d"}};
+  return names[m][n - 1];
+}
+
+template <tocl_upsample_mode M, int N>
+at::Tensor& up_forward(const at::Tensor& self, at::IntArrayRef output_size, bool align,
+                       const std::array<OptD, 3>& scales, at::Tensor& out) {
+  const char* op = up_op(M, N);
+  auto full = up_check(self.sizes(), output_size, N);
+  TORCH_CHECK(self.numel() != 0 || c10::multiply_integers(self.sizes().begin() + 1, self.sizes().end()),
+              "Non-empty ", N + 2, "D data tensor expected but got a tensor with sizes ", self.sizes());
+  if (M == TOCL_UPSAMPLE_NEAREST &&
+      cpu_route(op, self, {&out}, [&](const at::Tensor& c) {
+        at::Tensor r = N == 1   ? at::upsample_nearest1d(c, output_size, scales[0])
+                       : N == 2 ? at::upsample_nearest2d(c, output_size, scales[0], scales[1])
+                                : at::upsample_nearest3d(c, output_size, scales[0], scales[1], scales[2]);
+        return std::make_tuple(r, r);
+      }))
+    return out;
+  check_float(self, op);
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), op, ": expected out dtype ", self.scalar_type(), ", got ",
+              out.scalar_type());
+  resize_fmt(out, full, self.suggest_memory_format());
+  if (out.numel() == 0)
+    return out;
+  tocl_upsample_desc d = up_desc(M, align, self.sizes(), output_size, N, scales);
+  c10::DeviceGuard guard(self.device());
+  at::Tensor x = self.contiguous();
+  Dense y(out);
+  tocl_tensor tx = to_tocl_tensor(x), ty = y.tt();
+  TOCL_CHECK(tocl_upsample_forward(dev_of(x), stream_of(x), &d, &tx, &ty));
+  y.done();
+  return out;
+}
+
+template <tocl_upsample_mode M, int N>
+at::Tensor& up_backward(const at::Tensor& grad, at::IntArrayRef output_size, at::IntArrayRef input_size, bool align,
+                        const std::array<OptD, 3>& scales, at::Tensor& grad_input) {
+  const char* op = up_op(M, N);
+  auto full = up_check(input_size, output_size, N);
+  TORCH_CHECK(grad.dim() == N + 2, "Expected grad_output to be a tensor of dimension ", N + 2,
+              " but got: dimension ", grad.dim());
+  for (int i = 0; i < N + 2; i++)
+    TORCH_CHECK(grad.size(i) == full[i], "Expected grad_output to have the same shape as output;", " output.size(",
+                i, ") = ", full[i], " but got grad_output.size(", i, ") = ", grad.size(i));
+  check_float(grad, op);
+  TORCH_CHECK(grad_input.scalar_type() == grad.scalar_type(), op, ": expected grad_input dtype ",
+              grad.scalar_type(), ", got ", grad_input.scalar_type());
+  at::native::resize_output(grad_input, input_size);
+  if (grad_input.numel() == 0)
+    return grad_input;
+  tocl_upsample_desc d = up_desc(M, align, input_size, output_size, N, scales);
+  c10::DeviceGuard guard(grad.device());
+  at::Tensor g = grad.contiguous();
+  Dense z(grad_input);
+  tocl_tensor tg = to_tocl_tensor(g), tz = z.tt();
+  TOCL_CHECK(tocl_upsample_backward(dev_of(g), stream_of(g), &d, &tg, &tz));
+  z.done();
+  return grad_input;
+}
+
+// Schema adapters: nearest ops take (..., scales...), linear/cubic ops
+// (..., align_corners, scales...); each has a functional and an out form.
+template <tocl_upsample_mode M, int N, class... S>
+at::Tensor near_fwd(const at::Tensor& self, at::IntArrayRef osz, S... s) {
+  at::Tensor out = at::empty({0}, self.options());
+  return up_forward<M, N>(self, osz, false, {s...}, out);
+}
+template <tocl_upsample_mode M, int N, class... S>
+at::Tensor& near_fwd_out(const at::Tensor& self, at::IntArrayRef osz, S... s, at::Tensor& out) {
+  return up_forward<M, N>(self, osz, false, {s...}, out);
+}
+template <tocl_upsample_mode M, int N, class... S>
+at::Tensor near_bwd(const at::Tensor& g, at::IntArrayRef osz, at::IntArrayRef isz, S... s) {
+  at::Tensor gi = at::empty({0}, g.options());
+  return up_backward<M, N>(g, osz, isz, false, {s...}, gi);
+}
+template <tocl_upsample_mode M, int N, class... S>
+at::Tensor& near_bwd_out(const at::Tensor& g, at::IntArrayRef osz, at::IntArrayRef isz, S... s, at::Tensor& gi) {
+  return up_backward<M, N>(g, osz, isz, false, {s...}, gi);
+}
+template <tocl_upsample_mode M, int N, class... S>
+at::Tensor interp_fwd(const at::Tensor& self, at::IntArrayRef osz, bool align, S... s) {
+  at::Tensor out = at::empty({0}, self.options());
+  return up_forward<M, N>(self, osz, align, {s...}, out);
+}
+template <tocl_upsample_mode M, int N, class... S>
+at::Tensor& interp_fwd_out(const at::Tensor& self, at::IntArrayRef osz, bool align, S... s, at::Tensor& out) {
+  return up_forward<M, N>(self, osz, align, {s...}, out);
+}
+template <tocl_upsample_mode M, int N, class... S>
+at::Tensor interp_bwd(const at::Tensor& g, at::IntArrayRef osz, at::IntArrayRef isz, bool align, S... s) {
+  at::Tensor gi = at::empty({0}, g.options());
+  return up_backward<M, N>(g, osz, isz, align, {s...}, gi);
+}
+template <tocl_upsample_mode M, int N, class... S>
+at::Tensor& interp_bwd_out(const at::Tensor& g, at::IntArrayRef osz, at::IntArrayRef isz, bool align, S... s,
+                           at::Tensor& gi) {
+  return up_backward<M, N>(g, osz, isz, align, {s...}, gi);
+}
+
+constexpr auto NEAR = TOCL_UPSAMPLE_NEAREST;
+constexpr auto EXACT = TOCL_UPSAMPLE_NEAREST_EXACT;
+constexpr auto LIN = TOCL_UPSAMPLE_LINEAR;
+constexpr auto CUB = TOCL_UPSAMPLE_CUBIC;
+
+}  // namespace
+
+// Register a nearest/linear op family (functional, out, backward, grad_input)
+// whose scales are S... (one optional<double> per spatial dim).
+#define TOCL_UP_NEAR(m, name, M, N, ...)                                  \
+  m.impl(name, near_fwd<M, N, __VA_ARGS__>);                              \
+  m.impl(name ".out", near_fwd_out<M, N, __VA_ARGS__>);                   \
+  m.impl(name "_backward", near_bwd<M, N, __VA_ARGS__>);                  \
+  m.impl(name "_backward.grad_input", near_bwd_out<M, N, __VA_ARGS__>)
+#define TOCL_UP_INTERP(m, name, M, N, ...)                                \
+  m.impl(name, interp_fwd<M, N, __VA_ARGS__>);                            \
+  m.impl(name ".out", interp_fwd_out<M, N, __VA_ARGS__>);                 \
+  m.impl(name "_backward", interp_bwd<M, N, __VA_ARGS__>);                \
+  m.impl(name "_backward.grad_input", interp_bwd_out<M, N, __VA_ARGS__>)
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("max_pool2d_with_indices", max_pool<2>);
+  m.impl("max_pool2d_with_indices.out", max_pool_out<2>);
+  m.impl("max_pool2d_with_indices_backward", max_pool_backward<2>);
+  m.impl("max_pool2d_with_indices_backward.grad_input", max_pool_backward_out<2>);
+  m.impl("max_pool3d_with_indices", max_pool<3>);
+  m.impl("max_pool3d_with_indices.out", max_pool_out<3>);
+  m.impl("max_pool3d_with_indices_backward", max_pool_backward<3>);
+  m.impl("max_pool3d_with_indices_backward.grad_input", max_pool_backward_out<3>);
+  m.impl("avg_pool2d", avg_pool<2>);
+  m.impl("avg_pool2d.out", avg_pool_out<2>);
+  m.impl("avg_pool2d_backward", avg_pool_backward<2>);
+  m.impl("avg_pool2d_backward.grad_input", avg_pool_backward_out<2>);
+  m.impl("avg_pool3d", avg_pool<3>);
+  m.impl("avg_pool3d.out", avg_pool_out<3>);
+  m.impl("avg_pool3d_backward", avg_pool_backward<3>);
+  m.impl("avg_pool3d_backward.grad_input", avg_pool_backward_out<3>);
+  m.impl("_adaptive_avg_pool2d", adaptive_avg<2>);
+  m.impl("adaptive_avg_pool2d.out", adaptive_avg_out<2>);
+  m.impl("_adaptive_avg_pool2d_backward", adaptive_avg_backward<2>);
+  m.impl("_adaptive_avg_pool3d", adaptive_avg<3>);
+  m.impl("adaptive_avg_pool3d.out", adaptive_avg_out<3>);
+  m.impl("_adaptive_avg_pool3d_backward", adaptive_avg_backward<3>);
+  m.impl("adaptive_avg_pool3d_backward.grad_input", adaptive_avg_backward_out<3>);
+  m.impl("adaptive_max_pool2d", adaptive_max<2>);
+  m.impl("adaptive_max_pool2d.out", adaptive_max_out<2>);
+  m.impl("adaptive_max_pool2d_backward", adaptive_max_backward<2>);
+  m.impl("adaptive_max_pool2d_backward.grad_input", adaptive_max_backward_out<2>);
+  m.impl("adaptive_max_pool3d", adaptive_max<3>);
+  m.impl("adaptive_max_pool3d.out", adaptive_max_out<3>);
+  m.impl("adaptive_max_pool3d_backward", adaptive_max_backward<3>);
+  m.impl("adaptive_max_pool3d_backward.grad_input", adaptive_max_backward_out<3>);
+  TOCL_UP_NEAR(m, "upsample_nearest1d", NEAR, 1, OptD);
+  TOCL_UP_NEAR(m, "upsample_nearest2d", NEAR, 2, OptD, OptD);
+  TOCL_UP_NEAR(m, "upsample_nearest3d", NEAR, 3, OptD, OptD, OptD);
+  TOCL_UP_NEAR(m, "_upsample_nearest_exact1d", EXACT, 1, OptD);
+  TOCL_UP_NEAR(m, "_upsample_nearest_exact2d", EXACT, 2, OptD, OptD);
+  TOCL_UP_NEAR(m, "_upsample_nearest_exact3d", EXACT, 3, OptD, OptD, OptD);
+  TOCL_UP_INTERP(m, "upsample_linear1d", LIN, 1, OptD);
+  TOCL_UP_INTERP(m, "upsample_bilinear2d", LIN, 2, OptD, OptD);
+  TOCL_UP_INTERP(m, "upsample_bicubic2d", CUB, 2, OptD, OptD);
+  TOCL_UP_INTERP(m, "upsample_trilinear3d", LIN, 3, OptD, OptD, OptD);
+}
+
+}  // namespace torch_ocl
