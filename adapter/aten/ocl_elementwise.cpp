@@ -24,7 +24,9 @@ tocl_tensor operand(const at::TensorIteratorBase& iter, int arg) {
 
 EwGraph::EwGraph(at::TensorIteratorBase& iter, std::optional<c10::ScalarType> compute) : iter_(iter) {
   tocl_ir_init(&g_);
-  compute_ = tocl_dtype_compute(to_tocl_dtype(compute.value_or(iter.common_dtype())));
+  // common_dtype() is only asked for when no compute dtype is given: an
+  // iterator over mixed dtypes without promotion has none.
+  compute_ = tocl_dtype_compute(to_tocl_dtype(compute ? *compute : iter.common_dtype()));
   int nin = iter.ninputs();
   raw_.assign(nin, -1);
   cast_.assign(nin, -1);

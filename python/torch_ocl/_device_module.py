@@ -1,5 +1,7 @@
 """torch.ocl: the device module, the same shape as torch.cuda."""
 
+import torch
+
 from .device import (  # noqa: F401
     OclDeviceProperties,
     _lazy_init,
@@ -41,12 +43,19 @@ from .random import (  # noqa: F401
     set_rng_state,
     set_rng_state_all,
 )
+from . import amp  # noqa: F401  (torch.ocl.amp.autocast / GradScaler)
 from .streams import Event, Stream, current_stream, default_stream, set_stream, stream  # noqa: F401
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
     """bfloat16 is a storage format computed in float32 on every device."""
     return True
+
+
+def get_amp_supported_dtype() -> list:
+    """Dtypes torch.autocast("ocl") casts to: both are storage formats the
+    kernels compute in float32, so every device supports them."""
+    return [torch.float16, torch.bfloat16]
 
 
 def _is_in_bad_fork() -> bool:
