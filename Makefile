@@ -1,5 +1,5 @@
 # torch-ocl: two commands do everything on a fresh Debian 12 machine.
-#   make demo   install, build, train a small model on the ocl device
+#   make demo   install, build, train a small GPT-style model on the ocl device
 #   make test   install, build, run the C tests (ctest) and Python tests (pytest)
 # Every step leaves a stamp in .stamps/ so a second run skips work already done.
 
@@ -23,7 +23,7 @@ TEST_ENV := POCL_DEVICES="pthread pthread"
 .PHONY: demo test setup install ctest pytest sanitize conformance bench docs clean
 
 demo: install
-	$(VPY) examples/train_mlp.py
+	$(VPY) examples/train_gpt.py --preset demo
 
 test: install ctest pytest
 
