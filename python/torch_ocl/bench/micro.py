@@ -110,6 +110,18 @@ def gemm(device, sizes, dtypes, reps) -> List[Dict]:
     return out
 
 
+def gemm_transformer(device, reps, quick) -> List[Dict]:
+    """A transformer MLP projection: (tokens x 768) @ (768 x 3072), fp32."""
+    m_, k, n = (1024 if quick else 4096), 768, 3072
+    a = torch.rand(m_, k, device=device)
+    b = torch.rand(k, n, device=device)
+    c = torch.empty(m_, n, device=device)
+    fb = _fallbacks_during(lambda: torch.mm(a, b, out=c), device)
+    m = measure(lambda: torch.mm(a, b, out=c), device, reps=reps, inner=1)
+    return [_figure(f"mm {m_}x{k}x{n} float32", 2 * m_ * k * n / (m.median_ms * 1e-3) / 1e9, "GFLOP/s", m,
+                    fallbacks=fb)]
+
+
 def conv_sdpa(device, reps, quick) -> List[Dict]:
     out = []
     b = 2 if quick else 8
@@ -159,6 +171,7 @@ def run(device, quick: bool) -> List[Dict]:
     figs += host_cost(device, 2000 if quick else 10000)
     figs += gemm(device, [256, 512] if quick else [256, 512, 1024, 2048],
                  [torch.float32] if quick else [torch.float32, torch.bfloat16], reps)
+    figs += gemm_transformer(device, reps, quick)
     figs += conv_sdpa(device, reps, quick)
     figs += program_cache(device)
     return figs
