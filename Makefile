@@ -20,7 +20,7 @@ C_BUILD := build/c
 export CCACHE_BASEDIR := $(CURDIR)
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
-.PHONY: demo test setup install ctest pytest sanitize conformance bench docs clean
+.PHONY: demo test setup install ctest pytest sanitize conformance models bench docs clean
 
 demo: install
 	$(VPY) examples/train_gpt.py --preset demo
@@ -76,6 +76,10 @@ sanitize: $(STAMPS)/pip
 # The whole OpInfo database on ocl vs CPU -> docs/coverage.md and docs/coverage.json.
 conformance: install
 	$(TEST_ENV) $(VPY) tools/conformance.py --markdown docs/coverage.md --json docs/coverage.json
+
+# torchvision classification models on ocl vs CPU -> docs/models.md and docs/models.json.
+models: install
+	$(TEST_ENV) $(VPY) tools/models_sweep.py --markdown docs/models.md --json docs/models.json
 
 # The benchmark: every device side by side -> docs/benchmarks.md/.json/.png.
 bench: install
