@@ -5,13 +5,27 @@
 // sliced operands are never copied and alpha, beta * self and the activation
 // run in the kernel's epilogue. matmul, linear, einsum, tensordot, mv, outer
 // and inner are composites over these. Argument errors follow the CPU's.
+// The GEMM is float-only: integer (and bool) products take the counted CPU
+// fallback (fallback.h), so they work as on the CPU unless the policy forbids.
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_addmm_activation.h>
+#include <ATen/ops/addbmm.h>
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/addmv.h>
+#include <ATen/ops/baddbmm.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/dot.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/vdot.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <string>
+
+#include "fallback.h"
 #include "ocl_common.h"
 #include "tocl/gemm.h"
 
@@ -22,9 +36,21 @@ bool is_gemm_dtype(c10::ScalarType t) {
   return t == at::kFloat || t == at::kHalf || t == at::kBFloat16 || t == at::kDouble;
 }
 
-void check_gemm_dtype(const at::Tensor& t, const char* op) {
-  TORCH_CHECK(is_gemm_dtype(t.scalar_type()), "torch_ocl: ", op, " supports float32, float16, bfloat16 and "
-              "float64 on ocl, got ", t.scalar_type(), "; compute it on the CPU (tensor.cpu()) or cast to a float dtype");
+// True when dtype t has no GEMM kernel: the product then runs on the CPU,
+// counted as aten::<op> and governed by the policy (raises under 'error').
+// The CPU raises its own error for the dtypes it lacks too (bool).
+bool cpu_route(c10::ScalarType t, const char* op) {
+  if (is_gemm_dtype(t))
+    return false;
+  note_fallback(std::string("aten::") + op);
+  return true;
+}
+
+// Copy a CPU result into an ocl out tensor already checked and sized.
+at::Tensor& copy_back(at::Tensor& out, const at::Tensor& r) {
+  at::native::resize_output(out, r.sizes());
+  out.copy_(r);
+  return out;
 }
 
 // (batch, rows, cols) strides of a 2-D (batch stride 0) or 3-D tensor.
@@ -97,10 +123,9 @@ void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
               " != ", mat2.dtype());
   TORCH_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", self.size(0), "x",
               self.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
-  check_gemm_dtype(self, "mm");
 }
 
-void check_addmm(const at::Tensor& self, const at::Tensor& m1, const at::Tensor& m2, const char* op) {
+void check_addmm(const at::Tensor& self, const at::Tensor& m1, const at::Tensor& m2) {
   TORCH_CHECK(m1.dim() == 2, "mat1 must be a matrix, got ", m1.dim(), "-D tensor");
   TORCH_CHECK(m2.dim() == 2, "mat2 must be a matrix, got ", m2.dim(), "-D tensor");
   TORCH_CHECK(m1.dtype() == m2.dtype(), "expected mat1 and mat2 to have the same dtype, but got: ", m1.dtype(),
@@ -109,10 +134,9 @@ void check_addmm(const at::Tensor& self, const at::Tensor& m1, const at::Tensor&
               " and ", m2.scalar_type());
   TORCH_CHECK(m1.size(1) == m2.size(0), "mat1 and mat2 shapes cannot be multiplied (", m1.size(0), "x", m1.size(1),
               " and ", m2.size(0), "x", m2.size(1), ")");
-  check_gemm_dtype(m1, op);
 }
 
-void check_bmm(const at::Tensor& b1, const at::Tensor& b2, const char* op) {
+void check_bmm(const at::Tensor& b1, const at::Tensor& b2) {
   TORCH_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
   TORCH_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
   TORCH_CHECK(b1.dtype() == b2.dtype(), "expected scalar type ", b1.scalar_type(), " but found ",
@@ -120,7 +144,6 @@ void check_bmm(const at::Tensor& b1, const at::Tensor& b2, const char* op) {
   TORCH_CHECK(b2.size(0) == b1.size(0) && b2.size(1) == b1.size(2),
               "Expected size for first two dimensions of batch2 tensor to be: [", b1.size(0), ", ", b1.size(2),
               "] but got: [", b2.size(0), ", ", b2.size(1), "].");
-  check_gemm_dtype(b1, op);
 }
 
 void check_out(const at::Tensor& out, c10::ScalarType t) {
@@ -139,6 +162,8 @@ void check_inplace(const at::Tensor& self, at::IntArrayRef shape) {
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   check_mm(self, mat2);
   check_out(out, self.scalar_type());
+  if (cpu_route(self.scalar_type(), "mm"))
+    return copy_back(out, at::mm(self.cpu(), mat2.cpu()));
   at::native::resize_output(out, {self.size(0), mat2.size(1)});
   gemm_into(out, self, mat2, nullptr, 0.0, 1.0);
   return out;
@@ -146,6 +171,8 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   check_mm(self, mat2);
+  if (cpu_route(self.scalar_type(), "mm"))
+    return at::mm(self.cpu(), mat2.cpu()).to(self.device());
   at::Tensor out = at::empty({self.size(0), mat2.size(1)}, self.options());
   gemm_into(out, self, mat2, nullptr, 0.0, 1.0);
   return out;
@@ -154,7 +181,7 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
 at::Tensor& addmm_out_act(const at::Tensor& self, const at::Tensor& m1, const at::Tensor& m2,
                           const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out, tocl_gemm_act act,
                           const char* op) {
-  check_addmm(self, m1, m2, op);
+  check_addmm(self, m1, m2);
   std::vector<int64_t> shape{m1.size(0), m2.size(1)};
   at::Tensor s = self.expand(shape); // CPU's broadcast error on a mismatch
   if (!out.is_same(self)) {
@@ -162,6 +189,12 @@ at::Tensor& addmm_out_act(const at::Tensor& self, const at::Tensor& m1, const at
     at::native::resize_output(out, shape);
   } else {
     check_inplace(self, shape);
+  }
+  if (cpu_route(m1.scalar_type(), op)) {
+    at::Tensor c = self.cpu(), c1 = m1.cpu(), c2 = m2.cpu();
+    return copy_back(out, act == TOCL_GEMM_ACT_NONE ? at::addmm(c, c1, c2, beta, alpha)
+                                                    : at::_addmm_activation(c, c1, c2, beta, alpha,
+                                                                            act == TOCL_GEMM_ACT_GELU));
   }
   gemm_into(out, m1, m2, &s, beta.toDouble(), alpha.toDouble(), act);
   return out;
@@ -199,15 +232,19 @@ at::Tensor addmm_activation(const at::Tensor& self, const at::Tensor& m1, const 
 // ---------------------------------------------------------------- bmm / baddbmm / addbmm
 
 at::Tensor& bmm_out(const at::Tensor& b1, const at::Tensor& b2, at::Tensor& out) {
-  check_bmm(b1, b2, "bmm");
+  check_bmm(b1, b2);
   check_out(out, b1.scalar_type());
+  if (cpu_route(b1.scalar_type(), "bmm"))
+    return copy_back(out, at::bmm(b1.cpu(), b2.cpu()));
   at::native::resize_output(out, {b1.size(0), b1.size(1), b2.size(2)});
   gemm_into(out, b1, b2, nullptr, 0.0, 1.0);
   return out;
 }
 
 at::Tensor bmm(const at::Tensor& b1, const at::Tensor& b2) {
-  check_bmm(b1, b2, "bmm");
+  check_bmm(b1, b2);
+  if (cpu_route(b1.scalar_type(), "bmm"))
+    return at::bmm(b1.cpu(), b2.cpu()).to(b1.device());
   at::Tensor out = at::empty({b1.size(0), b1.size(1), b2.size(2)}, b1.options());
   gemm_into(out, b1, b2, nullptr, 0.0, 1.0);
   return out;
@@ -215,7 +252,7 @@ at::Tensor bmm(const at::Tensor& b1, const at::Tensor& b2) {
 
 at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2, const c10::Scalar& beta,
                         const c10::Scalar& alpha, at::Tensor& out) {
-  check_bmm(b1, b2, "baddbmm");
+  check_bmm(b1, b2);
   TORCH_CHECK(self.dtype() == b1.dtype(), "Input dtypes must be the same, got: input ", self.dtype(),
               ", batch1: ", b1.dtype(), ", batch2: ", b2.dtype());
   std::vector<int64_t> shape{b1.size(0), b1.size(1), b2.size(2)};
@@ -226,6 +263,8 @@ at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::
   } else {
     check_inplace(self, shape);
   }
+  if (cpu_route(b1.scalar_type(), "baddbmm"))
+    return copy_back(out, at::baddbmm(self.cpu(), b1.cpu(), b2.cpu(), beta, alpha));
   gemm_into(out, b1, b2, &s, beta.toDouble(), alpha.toDouble());
   return out;
 }
@@ -244,7 +283,7 @@ at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& b1, const at::Tensor& b
 // sum_b b1[b] @ b2[b] is one product with K' = batch * K: [b1[0] b1[1] ...] @ [b2[0]; b2[1]; ...].
 at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2, const c10::Scalar& beta,
                        const c10::Scalar& alpha, at::Tensor& out) {
-  check_bmm(b1, b2, "addbmm");
+  check_bmm(b1, b2);
   TORCH_CHECK(self.dtype() == b1.dtype(), "Input dtypes must be the same, got: input ", self.dtype(),
               ", batch1: ", b1.dtype(), ", batch2: ", b2.dtype());
   std::vector<int64_t> shape{b1.size(1), b2.size(2)};
@@ -255,6 +294,8 @@ at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::T
   } else {
     check_inplace(self, shape);
   }
+  if (cpu_route(b1.scalar_type(), "addbmm"))
+    return copy_back(out, at::addbmm(self.cpu(), b1.cpu(), b2.cpu(), beta, alpha));
   int64_t nb = b1.size(0), M = b1.size(1), K = b1.size(2), N = b2.size(2);
   at::Tensor a2 = b1.permute({1, 0, 2}).reshape({M, nb * K});
   at::Tensor bb2 = b2.reshape({nb * K, N});
@@ -285,7 +326,6 @@ at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::T
   TORCH_CHECK(mat.dtype() == vec.dtype() && self.dtype() == mat.dtype(),
               "addmv input tensors must have the same dtype, but got ", self.scalar_type(), ", ", mat.scalar_type(),
               ", and ", vec.scalar_type());
-  check_gemm_dtype(mat, "addmv");
   int64_t M = mat.size(0);
   at::Tensor s = self.expand({M});
   if (!out.is_same(self)) {
@@ -294,6 +334,8 @@ at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::T
   } else {
     check_inplace(self, {M});
   }
+  if (cpu_route(mat.scalar_type(), "addmv"))
+    return copy_back(out, at::addmv(self.cpu(), mat.cpu(), vec.cpu(), beta, alpha));
   at::Tensor s1 = s.unsqueeze(1);
   gemm_into(out.unsqueeze(1), mat, vec.unsqueeze(1), &s1, beta.toDouble(), alpha.toDouble());
   return out;
@@ -318,7 +360,10 @@ at::Tensor dot_impl(const at::Tensor& self, const at::Tensor& other, const char*
   TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [", self.numel(),
               "] and src [", other.numel(), "] to have the same number of elements, but got ", self.numel(),
               " and ", other.numel(), " elements respectively");
-  check_gemm_dtype(self, op);
+  if (cpu_route(self.scalar_type(), op)) {
+    at::Tensor c = self.cpu(), o = other.cpu();
+    return (std::string(op) == "vdot" ? at::vdot(c, o) : at::dot(c, o)).to(self.device());
+  }
   at::Tensor out = at::empty(at::IntArrayRef{}, self.options());
   gemm_into(out.view({1, 1}), self.unsqueeze(0), other.unsqueeze(1), nullptr, 0.0, 1.0);
   return out;

@@ -7,6 +7,8 @@ in-place forms, gradients, and the CPU's error messages."""
 import pytest
 import torch
 
+import torch_ocl
+
 from conftest import FLOAT_DTYPES, dtype_id
 
 OCL = "ocl"
@@ -253,7 +255,95 @@ def test_both_kernel_paths_agree(monkeypatch, no_fallback):
         torch.testing.assert_close(got.cpu(), (a @ b).expand(2, 70, 90), rtol=1e-4, atol=1e-4)
 
 
-def test_integer_dtype_is_a_clear_error():
-    a = torch.ones(2, 3, dtype=torch.int64, device=OCL)
-    with pytest.raises(RuntimeError, match="float32, float16, bfloat16 and float64"):
+INT_DTYPES = [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8]
+
+
+def irand(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    lo = 0 if dtype == torch.uint8 else -4
+    return torch.randint(lo, 5, shape, generator=g).to(dtype)
+
+
+def int_products(dt):
+    """(name counted by the fallback, function, CPU arguments) for every product."""
+    m, n, k, b = 3, 4, 5, 2
+    return [
+        ("mm", torch.mm, (irand((m, k), dt, 1), irand((k, n), dt, 2))),
+        ("mm", torch.matmul, (irand((m, k), dt, 1).t(), irand((m, n), dt, 2))),  # transposed operand
+        ("addmm", lambda s, x, y: torch.addmm(s, x, y, beta=2, alpha=3),
+         (irand((n,), dt, 3), irand((m, k), dt, 1), irand((k, n), dt, 2))),
+        ("addmv", torch.mv, (irand((m, k), dt, 1), irand((k,), dt, 2))),
+        ("addmv", lambda s, x, y: torch.addmv(s, x, y, beta=2, alpha=3),
+         (irand((m,), dt, 3), irand((m, k), dt, 1), irand((k,), dt, 2))),
+        ("dot", torch.dot, (irand((k,), dt, 1), irand((k,), dt, 2))),
+        ("vdot", torch.vdot, (irand((k,), dt, 1), irand((k,), dt, 2))),
+        ("bmm", torch.bmm, (irand((b, m, k), dt, 1), irand((b, k, n), dt, 2))),
+        ("baddbmm", lambda s, x, y: torch.baddbmm(s, x, y, beta=2, alpha=3),
+         (irand((b, m, n), dt, 3), irand((b, m, k), dt, 1), irand((b, k, n), dt, 2))),
+        ("addbmm", lambda s, x, y: torch.addbmm(s, x, y, beta=2, alpha=3),
+         (irand((m, n), dt, 3), irand((b, m, k), dt, 1), irand((b, k, n), dt, 2))),
+    ]
+
+
+@pytest.fixture
+def fallback_policy():
+    old = torch_ocl.get_fallback_policy()
+    torch_ocl.reset_fallback_stats()
+    yield torch_ocl.set_fallback_policy
+    torch_ocl.set_fallback_policy(old)
+    torch_ocl.reset_fallback_stats()
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
+def test_integer_products_take_the_counted_cpu_fallback(dtype, fallback_policy):
+    """The GEMM is float-only: integer products run on the CPU, visibly."""
+    fallback_policy("silent")
+    for name, fn, args in int_products(dtype):
+        torch_ocl.reset_fallback_stats()
+        got = fn(*[t.to(OCL) for t in args])
+        assert got.device.type == OCL and got.dtype == dtype, name
+        assert torch.equal(got.cpu(), fn(*args)), name
+        assert torch_ocl.fallback_stats().get("aten::" + name, 0) >= 1, (name, torch_ocl.fallback_stats())
+
+
+def test_integer_out_and_inplace_forms(fallback_policy):
+    fallback_policy("silent")
+    dt = torch.int32
+    s, x, y = irand((3, 4), dt, 3), irand((3, 5), dt, 1), irand((5, 4), dt, 2)
+    want = torch.addmm(s, x, y, beta=2)
+    got = s.to(OCL)
+    got.addmm_(x.to(OCL), y.to(OCL), beta=2)
+    assert torch.equal(got.cpu(), want)
+    out = torch.empty(0, dtype=dt, device=OCL)
+    torch.mm(x.to(OCL), y.to(OCL), out=out)
+    assert out.shape == (3, 4) and torch.equal(out.cpu(), x @ y)
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype"):
+        torch.mm(x.to(OCL), y.to(OCL), out=torch.empty(0, dtype=torch.int64, device=OCL))
+    # Argument errors are still the CPU's, before any fallback.
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        torch.mm(x.to(OCL), x.to(OCL))
+
+
+def test_integer_products_warn_under_default_policy(fallback_policy):
+    fallback_policy("warn")
+    a = irand((3, 5), torch.int64, 1)
+    with pytest.warns(UserWarning, match="aten::mm"):
+        got = torch.mm(a.to(OCL), a.t().to(OCL))
+    assert torch.equal(got.cpu(), a @ a.t())
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.uint8], ids=dtype_id)
+def test_integer_products_raise_under_error_policy(dtype, fallback_policy):
+    fallback_policy("error")
+    for name, fn, args in int_products(dtype):
+        with pytest.raises(NotImplementedError, match=f"aten::{name}.*TORCH_OCL_FALLBACK"):
+            fn(*[t.to(OCL) for t in args])
+
+
+def test_bool_product_fails_as_on_cpu(fallback_policy):
+    fallback_policy("silent")
+    a = torch.ones(2, 3, dtype=torch.bool)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
         torch.mm(a, a.t())
+    with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+        torch.mm(a.to(OCL), a.t().to(OCL))
