@@ -1,0 +1,171 @@
+// ocl_attention_ops.cpp - scaled_dot_product_attention on the flash-style
+// kernels of runtime/ops/attention.c. PyTorch's composite SDPA asks
+// _fused_sdp_choice_stub which backend to use; for the cases the kernels
+// cover (4-D, no dropout, masks none/causal/bool/additive, head dims <= 256,
+// grouped-query heads) it answers "overrideable", which runs
+// _scaled_dot_product_fused_attention_overrideable (forward: output and
+// logsumexp) and, under autograd, its _backward. Everything else (dropout,
+// a mask that needs a gradient, nested tensors, other ranks) takes the
+// math path, which is itself native ops.
+#include <ATen/Context.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/SDPBackend.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/native/transformers/attention.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/where.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ocl_common.h"
+#include "tocl/attention.h"
+
+namespace torch_ocl {
+namespace {
+
+using at::Tensor;
+
+bool is_ocl(const Tensor& t, const Tensor& q) {
+  return t.device() == q.device() && !t.is_nested();
+}
+
+// Whether the flash kernels take this call (else the math path does).
+bool flash_covers(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
+                  double dropout_p, bool is_causal, bool enable_gqa) {
+  if (!at::globalContext().userEnabledOverrideableSDP() || dropout_p > 0)
+    return false;
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || q.is_nested() || !is_ocl(k, q) || !is_ocl(v, q))
+    return false;
+  if (q.scalar_type() != k.scalar_type() || q.scalar_type() != v.scalar_type())
+    return false;
+  int64_t B = q.size(0), Hq = q.size(1), L = q.size(2), Hk = k.size(1), S = k.size(2);
+  if (k.size(0) != B || v.size(0) != B || v.size(1) != Hk || v.size(2) != S || k.size(3) != q.size(3))
+    return false;
+  if (Hk != Hq && (!enable_gqa || Hk == 0 || Hq % Hk != 0))
+    return false;
+  if (B * Hq * L == 0 || S == 0)
+    return false;
+  if (mask.has_value() && mask->defined()) {
+    const Tensor& m = *mask;
+    if (is_causal || !is_ocl(m, q) || m.dim() > 4 || (m.requires_grad() && at::GradMode::is_enabled()))
+      return false;
+    if (m.scalar_type() != at::kBool && m.scalar_type() != q.scalar_type())
+      return false;
+    if (!at::is_expandable_to(m.sizes(), {B, Hq, L, S}))
+      return false;
+  }
+  return tocl_attn_supported(device_index(q.device()), to_tocl_dtype(q.scalar_type()), q.size(3), v.size(3)) != 0;
+}
+
+int64_t fused_sdp_choice(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
+                         double dropout_p, bool is_causal, std::optional<double> scale, bool enable_gqa) {
+  auto b = flash_covers(q, k, v, mask, dropout_p, is_causal, enable_gqa) ? at::SDPBackend::overrideable
+                                                                           : at::SDPBackend::math;
+  return static_cast<int64_t>(b);
+}
+
+// The mask as the kernels read it: additive, q's dtype, viewed as
+// [B, Hq, L, S] (stride 0 where it broadcasts); undefined for none.
+Tensor additive_mask(const Tensor& m, const Tensor& q, int64_t S) {
+  if (!m.defined())
+    return m;
+  Tensor a = m;
+  if (m.scalar_type() == at::kBool)
+    a = at::where(m, 0.0, -std::numeric_limits<double>::infinity()).to(q.scalar_type());
+  else if (m.scalar_type() != q.scalar_type())
+    a = m.to(q.scalar_type());
+  return a.expand({q.size(0), q.size(1), q.size(2), S});
+}
+
+tocl_attn_desc make_desc(const Tensor& q, std::optional<double> scale, bool is_causal) {
+  tocl_attn_desc d{};
+  d.scale = scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  d.causal = is_causal;
+  return d;
+}
+
+// tocl_tensor pointer of a defined tensor, or NULL.
+struct TT {
+  tocl_tensor t{};
+  bool def = false;
+  explicit TT(const Tensor& x) : def(x.defined()) {
+    if (def)
+      t = to_tocl_tensor(x);
+  }
+  const tocl_tensor* p() const { return def ? &t : nullptr; }
+};
+
+at::ScalarType lse_dtype(const Tensor& q) { return q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat; }
+
+void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, double dropout_p, const char* op) {
+  TORCH_CHECK(dropout_p == 0.0, op, ": dropout is not supported by the ocl flash kernels (dropout_p=", dropout_p,
+              "); scaled_dot_product_attention routes dropout to the math path");
+  TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, op, ": expected 4-D query, key and value, got ", q.dim(),
+              "-D, ", k.dim(), "-D and ", v.dim(), "-D");
+}
+
+std::tuple<Tensor, Tensor, Tensor, Tensor, c10::SymInt, c10::SymInt, Tensor, Tensor, Tensor> sdpa_forward(
+    const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& attn_bias, double dropout_p,
+    bool is_causal, bool return_debug_mask, std::optional<double> scale) {
+  const char* op = "_scaled_dot_product_fused_attention_overrideable";
+  check_inputs(q, k, v, dropout_p, op);
+  TORCH_CHECK(!return_debug_mask, op, ": return_debug_mask is not supported on ocl");
+  c10::DeviceGuard guard(q.device());
+  int64_t B = q.size(0), Hq = q.size(1), L = q.size(2), S = k.size(2), Dv = v.size(3);
+  // output in q's layout when q is a (B, L, H, D) tensor seen as (B, H, L, D)
+  Tensor out = q.transpose(1, 2).is_contiguous() ? at::empty({B, L, Hq, Dv}, q.options()).transpose(1, 2)
+                                                 : at::empty({B, Hq, L, Dv}, q.options());
+  Tensor lse = at::empty({B, Hq, L}, q.options().dtype(lse_dtype(q)));
+  Tensor mask = additive_mask(attn_bias.has_value() ? *attn_bias : Tensor(), q, S);
+  tocl_attn_desc d = make_desc(q, scale, is_causal);
+  TT tq(q), tk(k), tv(v), tm(mask), to(out), tl(lse);
+  int dev = device_index(q.device());
+  TOCL_CHECK(tocl_attn_forward(dev, current_stream(dev), &d, tq.p(), tk.p(), tv.p(), tm.p(), to.p(), tl.p()));
+  Tensor seed = at::empty({}, q.options().dtype(at::kLong)), offset = at::empty({}, q.options().dtype(at::kLong));
+  return {out, lse, Tensor(), Tensor(), c10::SymInt(L), c10::SymInt(S), seed, offset, Tensor()};
+}
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> sdpa_backward(
+    const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_bias,
+    std::array<bool, 4> grad_input_mask, const Tensor& out, const Tensor& lse, const Tensor& cum_seq_q,
+    const Tensor& cum_seq_k, c10::SymInt max_q, c10::SymInt max_k, double dropout_p, bool is_causal,
+    const Tensor& philox_seed, const Tensor& philox_offset, std::optional<double> scale) {
+  const char* op = "_scaled_dot_product_fused_attention_overrideable_backward";
+  check_inputs(q, k, v, dropout_p, op);
+  TORCH_CHECK(!grad_input_mask[3], op, ": the gradient of attn_mask is not supported on ocl; a mask that requires "
+              "grad makes scaled_dot_product_attention use the math path");
+  c10::DeviceGuard guard(q.device());
+  Tensor gq = at::empty_like(q), gk = at::empty_like(k), gv = at::empty_like(v);
+  if (!grad_out.defined())
+    return {gq.zero_(), gk.zero_(), gv.zero_(), Tensor()};
+  Tensor delta = at::empty_like(lse, at::MemoryFormat::Contiguous);
+  Tensor mask = additive_mask(attn_bias, q, k.size(2));
+  Tensor ls = lse.contiguous();
+  tocl_attn_desc d = make_desc(q, scale, is_causal);
+  TT tq(q), tk(k), tv(v), tm(mask), to(out), tl(ls), tg(grad_out), tgq(gq), tgk(gk), tgv(gv), td(delta);
+  int dev = device_index(q.device());
+  TOCL_CHECK(tocl_attn_backward(dev, current_stream(dev), &d, tq.p(), tk.p(), tv.p(), tm.p(), to.p(), tl.p(), tg.p(),
+                                tgq.p(), tgk.p(), tgv.p(), td.p()));
+  return {grad_input_mask[0] ? gq : Tensor(), grad_input_mask[1] ? gk : Tensor(), grad_input_mask[2] ? gv : Tensor(),
+          Tensor()};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fused_sdp_choice", TORCH_FN(fused_sdp_choice));
+  m.impl("_scaled_dot_product_fused_attention_overrideable", TORCH_FN(sdpa_forward));
+  m.impl("_scaled_dot_product_fused_attention_overrideable_backward", TORCH_FN(sdpa_backward));
+}
+
+}  // namespace torch_ocl
+
+// The composite SDPA consults this stub (keyed on device type), not the
+// _fused_sdp_choice operator registered above.
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(_fused_sdp_choice_stub, &torch_ocl::fused_sdp_choice);
+}  // namespace at::native

@@ -1,0 +1,50 @@
+/* attention.h - scaled dot-product attention, flash style (kernels/attention.cl):
+ * keys are visited a tile at a time with an online softmax, so memory stays
+ * O(L + S) per head instead of O(L * S).
+ *
+ * Tensors are 4-D with any element strides: q [B, Hq, L, D], k [B, Hk, S, D],
+ * v [B, Hk, S, Dv] (Hk divides Hq: grouped-query attention), out and
+ * grad_out [B, Hq, L, Dv], grad_q/grad_k/grad_v shaped as q/k/v. All share
+ * one floating dtype (float16/bfloat16 computed in float32). mask (NULL for
+ * none) is additive, of that dtype, with sizes [B, Hq, L, S] (stride 0 where
+ * it broadcasts). lse and delta are dense [B, Hq, L] of float32 (float64 for
+ * float64 inputs). Calls only enqueue work. */
+#ifndef TOCL_ATTENTION_H
+#define TOCL_ATTENTION_H
+
+#include "tocl/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tocl_attn_desc {
+    double scale; /* multiplies q.k before the mask is added */
+    int causal;   /* key j is visible to query i iff j <= i (top-left aligned when L != S) */
+} tocl_attn_desc;
+
+/* 1 if the kernels take this case on dev: a floating dtype the device has
+ * (float64 needs cl_khr_fp64) and head dims 1..TOCL_ATT_DMAX (256). */
+int tocl_attn_supported(int dev, tocl_dtype dtype, int64_t head_dim, int64_t v_head_dim);
+
+/* out := softmax(q k^T * scale + mask) v; lse := log of each row's softmax
+ * denominator (after the max shift is undone), -inf for a fully masked row
+ * (whose output is 0). */
+tocl_status tocl_attn_forward(int dev, int stream, const tocl_attn_desc *d, const tocl_tensor *q,
+                              const tocl_tensor *k, const tocl_tensor *v, const tocl_tensor *mask,
+                              const tocl_tensor *out, const tocl_tensor *lse);
+
+/* Gradients of tocl_attn_forward from its out and lse, recomputing scores
+ * tile by tile; delta is scratch of lse's shape and dtype. grad_q, grad_k and
+ * grad_v are all written (deterministically: no atomics). */
+tocl_status tocl_attn_backward(int dev, int stream, const tocl_attn_desc *d, const tocl_tensor *q,
+                               const tocl_tensor *k, const tocl_tensor *v, const tocl_tensor *mask,
+                               const tocl_tensor *out, const tocl_tensor *lse, const tocl_tensor *grad_out,
+                               const tocl_tensor *grad_q, const tocl_tensor *grad_k, const tocl_tensor *grad_v,
+                               const tocl_tensor *delta);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,46 @@
+/* attention_params.h - parameters of kernels/attention.cl (flash-style
+ * scaled dot-product attention), shared with runtime/ops/attention.c.
+ *
+ * Operands are 4-D (batch, head, row, column) with arbitrary element strides
+ * [4]: q [B, Hq, L, D], k [B, Hk, S, D], v [B, Hk, S, Dv], out / grad_out /
+ * grad_q alike; mask [B, Hq, L, S] additive (stride 0 where broadcast).
+ * lse and delta are dense [B, Hq, L]. Query head h reads key/value head
+ * h / (Hq / Hk) (grouped-query attention). 8-byte fields first so host and
+ * device lay the struct out identically. */
+#ifndef TOCL_ATTENTION_PARAMS_H
+#define TOCL_ATTENTION_PARAMS_H
+
+#ifdef __OPENCL_VERSION__
+typedef long tocl_att_i64;
+typedef int tocl_att_i32;
+typedef float tocl_att_f32;
+#if defined(NN_ACC_F64)
+typedef double tocl_att_f64;
+#else
+typedef ulong tocl_att_f64; /* a double's bits, unread without cl_khr_fp64 */
+#endif
+#else
+#include <stdint.h>
+typedef int64_t tocl_att_i64;
+typedef int32_t tocl_att_i32;
+typedef float tocl_att_f32;
+typedef double tocl_att_f64;
+#endif
+
+/* Largest head dimension (of q/k and of v) the kernels take. */
+#define TOCL_ATT_DMAX 256
+
+typedef struct tocl_att_params {
+    tocl_att_i64 B, Hq, Hk, L, S, D, Dv;
+    tocl_att_i64 qs[4], ks[4], vs[4], os[4], ms[4]; /* element strides */
+    tocl_att_i64 gs[4], dqs[4], dks[4], dvs[4];     /* backward only */
+    tocl_att_i64 q_off, k_off, v_off, o_off, m_off, lse_off;
+    tocl_att_i64 g_off, dq_off, dk_off, dv_off, delta_off;
+    tocl_att_f64 scale;   /* read in double arithmetic */
+    tocl_att_f32 scalef;  /* the same in float arithmetic */
+    tocl_att_i32 causal;  /* key j is visible to query i iff j <= i (top-left aligned) */
+    tocl_att_i32 has_mask;
+    tocl_att_i32 pad;
+} tocl_att_params;
+
+#endif

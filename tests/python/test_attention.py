@@ -1,0 +1,205 @@
+"""scaled_dot_product_attention on the flash-style ocl kernels, forward and
+backward, against PyTorch on the CPU (float64 reference)."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from conftest import dtype_id
+
+FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+TOL = {torch.float32: 2e-5, torch.float64: 1e-10, torch.float16: 4e-3, torch.bfloat16: 3e-2}
+FLASH = 4  # at::SDPBackend::overrideable
+MATH = 0
+
+
+class OpLog(TorchDispatchMode):
+    """Records the aten ops that reach the backend."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.add(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+def rand(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+
+
+def close(got, ref, dtype, what):
+    """Compare an ocl result with a float64 CPU reference, scaled by the reference's magnitude."""
+    got = got.cpu().double()
+    scale = max(ref.abs().max().item(), 1.0)
+    err = (got - ref).abs().max().item() if ref.numel() else 0.0
+    assert err <= TOL[dtype] * scale * 4, f"{what}: max error {err:.3g} (scale {scale:.3g}) for {dtype}"
+
+
+def check(q, k, v, dtype, grads=True, **kw):
+    """Run SDPA on ocl (flash path asserted) and on the CPU in float64; compare output and q/k/v gradients."""
+    qc, kc, vc = (t.to(dtype) for t in (q, k, v))  # the values the dtype can hold
+    mask = kw.pop("attn_mask", None)
+    ref_in = [t.double().requires_grad_(grads) for t in (qc, kc, vc)]
+    ref_mask = mask.double() if mask is not None and mask.dtype != torch.bool else mask
+    ref = F.scaled_dot_product_attention(*ref_in, attn_mask=ref_mask, **kw)
+    dev_in = [t.to("ocl").requires_grad_(grads) for t in (qc, kc, vc)]
+    dev_mask = None if mask is None else mask.to(dtype if mask.dtype != torch.bool else torch.bool).to("ocl")
+    log = OpLog()
+    with log:
+        out = F.scaled_dot_product_attention(*dev_in, attn_mask=dev_mask, **kw)
+    assert "_scaled_dot_product_fused_attention_overrideable" in log.ops, sorted(log.ops)
+    assert out.dtype == dtype and out.shape == ref.shape
+    close(out, ref, dtype, "output")
+    if not grads:
+        return
+    go = rand(ref.shape, torch.float64, 99).to(dtype)
+    ref_g = torch.autograd.grad(ref, ref_in, go.double())
+    dev_g = torch.autograd.grad(out, dev_in, go.to("ocl"))
+    for name, a, b in zip("qkv", dev_g, ref_g):
+        assert a.shape == b.shape
+        close(a, b, dtype, f"grad_{name}")
+
+
+SEQ = [1, 7, 64, 130]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("D", [8, 64])
+@pytest.mark.parametrize("L", SEQ)
+@pytest.mark.parametrize("S", SEQ)
+def test_shapes_float32(no_fallback, S, L, D, causal):
+    B, H = 2, 2
+    check(rand((B, H, L, D), torch.float64, 1), rand((B, H, S, D), torch.float64, 2),
+          rand((B, H, S, D), torch.float64, 3), torch.float32, is_causal=causal)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("L,S,D,causal", [(7, 130, 64, True), (130, 7, 8, True), (64, 64, 64, False),
+                                          (1, 7, 8, False), (130, 130, 8, True)])
+def test_dtypes(no_fallback, dtype, L, S, D, causal):
+    check(rand((1, 3, L, D), torch.float64, 4), rand((1, 3, S, D), torch.float64, 5),
+          rand((1, 3, S, D), torch.float64, 6), dtype, is_causal=causal)
+
+
+def bool_mask(shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    m = torch.rand(shape, generator=g) > 0.4
+    m[..., 0] = True  # every query sees a key (fully masked rows: test_fully_masked_row)
+    return m
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("kind", ["bool_2d", "bool_4d", "float_4d", "float_bcast"])
+def test_masks(no_fallback, dtype, kind):
+    B, H, L, S, D = 2, 3, 33, 70, 8
+    mask = {
+        "bool_2d": lambda: bool_mask((L, S), 7),
+        "bool_4d": lambda: bool_mask((B, 1, L, S), 8),
+        "float_4d": lambda: rand((B, H, L, S), torch.float64, 9),
+        "float_bcast": lambda: rand((1, H, 1, S), torch.float64, 10),
+    }[kind]()
+    if mask.dtype != torch.bool:
+        mask = mask.to(dtype)
+    check(rand((B, H, L, D), torch.float64, 11), rand((B, H, S, D), torch.float64, 12),
+          rand((B, H, S, D), torch.float64, 13), dtype, attn_mask=mask)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=dtype_id)
+def test_scale_gqa_noncontiguous(no_fallback, dtype):
+    B, L, S, Hq, Hk, D = 2, 19, 45, 6, 2, 64
+    # (B, L, H, D) storage seen as (B, H, L, D), as attention modules make it
+    q = rand((B, L, Hq, D), torch.float64, 14).transpose(1, 2)
+    k = rand((B, S, Hk, D), torch.float64, 15).transpose(1, 2)
+    v = rand((B, S, Hk, D), torch.float64, 16).transpose(1, 2)
+    check(q, k, v, dtype, scale=0.3, enable_gqa=True)
+    check(q, k, v, dtype, scale=0.05, enable_gqa=True, is_causal=True)
+
+
+def test_noncontiguous_views_stay_views(no_fallback):
+    # q transposed from (B, L, H, D): the kernels read strides, and the output keeps q's layout
+    q = torch.randn(2, 9, 4, 8).to("ocl").transpose(1, 2)
+    out = F.scaled_dot_product_attention(q, q, q)
+    assert out.transpose(1, 2).is_contiguous()
+    ref = F.scaled_dot_product_attention(*(q.cpu(),) * 3)
+    torch.testing.assert_close(out.cpu(), ref, atol=1e-5, rtol=1e-5)
+
+
+def test_fully_masked_row(no_fallback):
+    # a query that sees no key: PyTorch's math path gives 0 (safe softmax) and so do the kernels
+    B, H, L, S, D = 1, 2, 5, 9, 8
+    q, k, v = (rand((B, H, n, D), torch.float32, s) for n, s in ((L, 1), (S, 2), (S, 3)))
+    mask = torch.ones(L, S, dtype=torch.bool)
+    mask[2] = False
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    qo, ko, vo = (t.to("ocl").requires_grad_() for t in (q, k, v))
+    out = F.scaled_dot_product_attention(qo, ko, vo, attn_mask=mask.to("ocl"))
+    torch.testing.assert_close(out.cpu(), ref, atol=1e-5, rtol=1e-5)
+    assert (out[:, :, 2].cpu() == 0).all()
+    gq, gk, gv = torch.autograd.grad(out.sum(), (qo, ko, vo))
+    assert (gq[:, :, 2].cpu() == 0).all() and torch.isfinite(gk.cpu()).all() and torch.isfinite(gv.cpu()).all()
+
+
+def test_backend_choice(no_fallback):
+    q = torch.randn(1, 2, 4, 8, device="ocl")
+    k = torch.randn(1, 1, 4, 8, device="ocl")
+    choice = torch.ops.aten._fused_sdp_choice
+    assert choice(q, q, q) == FLASH
+    assert choice(q, q, q, dropout_p=0.1) == MATH  # dropout: the math path
+    assert choice(q, k, k) == MATH  # heads differ without enable_gqa: math (which raises)
+    assert choice(q, k, k, enable_gqa=True) == FLASH
+    assert choice(torch.randn(1, 2, 4, 300, device="ocl"), *(torch.randn(1, 2, 4, 300, device="ocl"),) * 2) == MATH
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        assert choice(q, q, q) == MATH
+
+
+def test_dropout_uses_math_path(no_fallback):
+    q = torch.randn(1, 2, 6, 8, device="ocl")
+    log = OpLog()
+    with log:
+        out = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    assert "_scaled_dot_product_fused_attention_overrideable" not in log.ops
+    assert out.shape == q.shape and torch.isfinite(out.cpu()).all()
+
+
+def test_direct_call_errors():
+    q = torch.randn(1, 2, 4, 8, device="ocl")
+    with pytest.raises(RuntimeError, match="dropout"):
+        torch.ops.aten._scaled_dot_product_fused_attention_overrideable(q, q, q, dropout_p=0.2)
+
+
+def test_deterministic_backward(no_fallback):
+    q, k, v = (torch.randn(2, 4, 70, 64, device="ocl", requires_grad=True) for _ in range(3))
+    go = torch.randn(2, 4, 70, 64, device="ocl")
+    a = torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), go)
+    b = torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), go)
+    for x, y in zip(a, b):
+        assert torch.equal(x.cpu(), y.cpu())
+
+
+def test_multihead_attention_module(no_fallback):
+    torch.manual_seed(0)
+    cpu = torch.nn.MultiheadAttention(32, 4, batch_first=True).double()
+    dev = torch.nn.MultiheadAttention(32, 4, batch_first=True)
+    dev.load_state_dict({n: p.float() for n, p in cpu.state_dict().items()})
+    dev = dev.to("ocl")
+    x = torch.randn(3, 11, 32, dtype=torch.float64)
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(11, dtype=torch.float64)
+    ref, _ = cpu(x, x, x, attn_mask=mask, need_weights=False)
+    ref.sum().backward()
+    xo = x.float().to("ocl")
+    log = OpLog()
+    with log:
+        out, _ = dev(xo, xo, xo, attn_mask=mask.float().to("ocl"), need_weights=False)
+        out.sum().backward()
+    assert "_scaled_dot_product_fused_attention_overrideable" in log.ops
+    assert "_scaled_dot_product_fused_attention_overrideable_backward" in log.ops
+    torch.testing.assert_close(out.cpu().double(), ref, atol=1e-4, rtol=1e-4)
+    for (n, pc), pd in zip(cpu.named_parameters(), dev.parameters()):
+        torch.testing.assert_close(pd.grad.cpu().double(), pc.grad, atol=1e-4, rtol=1e-4, msg=n)
