@@ -33,20 +33,9 @@
 #include <string.h>
 
 #include "fusion/ir_internal.h"
+#include "fusion/render_internal.h"
 
-typedef struct {
-    char *buf;
-    size_t cap, len;
-    int full;
-} text;
-
-static void put(text *t, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void put(text *t, const char *fmt, ...) {
+void tocl_text_put(tocl_text *t, const char *fmt, ...) {
     if (t->full)
         return;
     va_list ap;
@@ -79,13 +68,13 @@ static const char *storage_type(tocl_dtype t) {
 static const char *scalar_arg_type(tocl_dtype t) { return t == TOCL_BOOL ? "uchar" : compute_type(t); }
 
 /* Expression converting variable v<a> of dtype `from` to dtype `to`. */
-static void put_cast(text *t, int a, tocl_dtype from, tocl_dtype to) {
+static void put_cast(tocl_text *t, int a, tocl_dtype from, tocl_dtype to) {
     if (to == TOCL_BOOL)
-        put(t, "(v%d != 0)", a); /* NaN is true, as in C and PyTorch */
+        tocl_text_put(t, "(v%d != 0)", a); /* NaN is true, as in C and PyTorch */
     else if (tocl_dtype_is_float(from) && !tocl_dtype_is_float(to))
-        put(t, "convert_%s(v%d)", compute_type(to), a); /* truncates like a C cast */
+        tocl_text_put(t, "convert_%s(v%d)", compute_type(to), a); /* truncates like a C cast */
     else
-        put(t, "(%s)v%d", compute_type(to), a);
+        tocl_text_put(t, "(%s)v%d", compute_type(to), a);
 }
 
 /* Unsigned counterpart of an integer compute type (for wrapping arithmetic). */
@@ -98,21 +87,21 @@ static const char *unsigned_type(tocl_dtype t) {
 /* Copy a formula template, replacing %0 %1 %2 by argument variables and
  * %T %U %F by the type, unsigned type and literal suffix of class `cls`
  * (see ir_internal.h). Any other '%' (the modulo operator) is copied. */
-static void put_formula(text *t, const char *f, const int *args, int arity, tocl_dtype cls) {
+static void put_formula(tocl_text *t, const char *f, const int *args, int arity, tocl_dtype cls) {
     for (; *f; f++) {
         if (f[0] == '%' && f[1] >= '0' && f[1] < '0' + arity) {
-            put(t, "v%d", args[f[1] - '0']);
+            tocl_text_put(t, "v%d", args[f[1] - '0']);
             f++;
         } else if (f[0] == '%' && (f[1] == 'T' || f[1] == 'U' || f[1] == 'F')) {
             if (f[1] == 'T')
-                put(t, "%s", compute_type(cls));
+                tocl_text_put(t, "%s", compute_type(cls));
             else if (f[1] == 'U')
-                put(t, "%s", unsigned_type(cls));
+                tocl_text_put(t, "%s", unsigned_type(cls));
             else
-                put(t, "%s", cls == TOCL_F32 ? "f" : "");
+                tocl_text_put(t, "%s", cls == TOCL_F32 ? "f" : "");
             f++;
         } else {
-            put(t, "%c", *f);
+            tocl_text_put(t, "%c", *f);
         }
     }
 }
@@ -124,7 +113,7 @@ static tocl_dtype node_class(const tocl_ir_graph *g, const tocl_ir_node *n, cons
 
 /* Helper functions used by the graph, each (op, class) once, in node order
  * so the text is a function of the graph alone. */
-static void put_helpers(text *t, const tocl_ir_graph *g) {
+static void put_helpers(tocl_text *t, const tocl_ir_graph *g) {
     for (int i = 0; i < g->n_nodes; i++) {
         const tocl_ir_node *n = &g->nodes[i];
         const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);
@@ -144,7 +133,7 @@ static void put_helpers(text *t, const tocl_ir_graph *g) {
         if (seen)
             continue;
         put_formula(t, h, n->arg, 0, cls);
-        put(t, "\n");
+        tocl_text_put(t, "\n");
     }
 }
 
@@ -156,27 +145,27 @@ static void index_expr(char *out, size_t cap, const char *name, int rank) {
         snprintf(out, cap, "x_%s", name);
 }
 
-static void put_signature(text *t, const tocl_ir_graph *g, int rank) {
-    put(t, "__kernel void tocl_ew(long n");
+static void put_signature(tocl_text *t, const tocl_ir_graph *g, int rank) {
+    tocl_text_put(t, "__kernel void tocl_ew(long n");
     for (int k = 0; k < g->n_outputs; k++)
-        put(t, ",\n        __global %s *o%d, long o%d_off", storage_type(g->output_dtypes[k]), k, k);
+        tocl_text_put(t, ",\n        __global %s *o%d, long o%d_off", storage_type(g->output_dtypes[k]), k, k);
     for (int k = 0; k < g->n_inputs; k++)
-        put(t, ",\n        __global const %s *i%d, long i%d_off", storage_type(g->input_dtypes[k]), k, k);
+        tocl_text_put(t, ",\n        __global const %s *i%d, long i%d_off", storage_type(g->input_dtypes[k]), k, k);
     for (int k = 0; k < g->n_scalars; k++)
-        put(t, ",\n        %s s%d", scalar_arg_type(g->scalar_dtypes[k]), k);
+        tocl_text_put(t, ",\n        %s s%d", scalar_arg_type(g->scalar_dtypes[k]), k);
     if (rank > 0) {
-        put(t, ",\n        ");
+        tocl_text_put(t, ",\n        ");
         for (int d = 0; d < rank; d++)
-            put(t, "%slong size%d", d ? ", " : "", d);
+            tocl_text_put(t, "%slong size%d", d ? ", " : "", d);
         for (int k = 0; k < g->n_outputs + g->n_inputs; k++) {
             int is_out = k < g->n_outputs;
             int idx = is_out ? k : k - g->n_outputs;
-            put(t, ",\n        ");
+            tocl_text_put(t, ",\n        ");
             for (int d = 0; d < rank; d++)
-                put(t, "%slong %c%d_st%d", d ? ", " : "", is_out ? 'o' : 'i', idx, d);
+                tocl_text_put(t, "%slong %c%d_st%d", d ? ", " : "", is_out ? 'o' : 'i', idx, d);
         }
     }
-    put(t, ")\n{\n");
+    tocl_text_put(t, ")\n{\n");
 }
 
 /* Strided path. Rank 1: one linear index. Rank >= 2 launches a 2-D range:
@@ -184,79 +173,79 @@ static void put_signature(text *t, const tocl_ir_graph *g, int rank) {
  * 1 the linear index over the outer ones, peeled innermost first with div/mod
  * (the outermost needs no modulo). 64-bit division dominated the 1-D form:
  * a broadcast add ran 3x slower than the contiguous one. */
-static void put_offsets(text *t, const tocl_ir_graph *g, int rank) {
+static void put_offsets(tocl_text *t, const tocl_ir_graph *g, int rank) {
     int nops = g->n_outputs + g->n_inputs, in = rank - 1;
     if (rank == 1) {
-        put(t, "    long gid = get_global_id(0);\n    if (gid >= n)\n        return;\n");
+        tocl_text_put(t, "    long gid = get_global_id(0);\n    if (gid >= n)\n        return;\n");
     } else {
-        put(t, "    long c%d = get_global_id(0), r = get_global_id(1);\n", in);
-        put(t, "    if (c%d >= size%d || r * size%d + c%d >= n)\n        return;\n", in, in, in, in);
+        tocl_text_put(t, "    long c%d = get_global_id(0), r = get_global_id(1);\n", in);
+        tocl_text_put(t, "    if (c%d >= size%d || r * size%d + c%d >= n)\n        return;\n", in, in, in, in);
     }
     for (int k = 0; k < nops; k++) {
         int is_out = k < g->n_outputs;
         int idx = is_out ? k : k - g->n_outputs;
         char ch = is_out ? 'o' : 'i';
         if (rank == 1)
-            put(t, "    long x_%c%d = %c%d_off + gid * %c%d_st0;\n", ch, idx, ch, idx, ch, idx);
+            tocl_text_put(t, "    long x_%c%d = %c%d_off + gid * %c%d_st0;\n", ch, idx, ch, idx, ch, idx);
         else
-            put(t, "    long x_%c%d = %c%d_off + c%d * %c%d_st%d;\n", ch, idx, ch, idx, in, ch, idx, in);
+            tocl_text_put(t, "    long x_%c%d = %c%d_off + c%d * %c%d_st%d;\n", ch, idx, ch, idx, in, ch, idx, in);
     }
     for (int d = rank - 2; d >= 0; d--) {
         if (d > 0)
-            put(t, "    long c%d = r %% size%d;\n    r /= size%d;\n", d, d, d);
+            tocl_text_put(t, "    long c%d = r %% size%d;\n    r /= size%d;\n", d, d, d);
         for (int k = 0; k < nops; k++) {
             int is_out = k < g->n_outputs;
             int idx = is_out ? k : k - g->n_outputs;
             char ch = is_out ? 'o' : 'i';
             if (d == 0)
-                put(t, "    x_%c%d += r * %c%d_st0;\n", ch, idx, ch, idx);
+                tocl_text_put(t, "    x_%c%d += r * %c%d_st0;\n", ch, idx, ch, idx);
             else
-                put(t, "    x_%c%d += c%d * %c%d_st%d;\n", ch, idx, d, ch, idx, d);
+                tocl_text_put(t, "    x_%c%d += c%d * %c%d_st%d;\n", ch, idx, d, ch, idx, d);
         }
     }
 }
 
-static void put_node(text *t, const tocl_ir_graph *g, int i, int rank) {
+static void put_node(tocl_text *t, const tocl_ir_graph *g, int i, int rank) {
     const tocl_ir_node *n = &g->nodes[i];
     const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);
-    put(t, "    %s v%d = ", compute_type(n->dtype), i);
+    tocl_text_put(t, "    %s v%d = ", compute_type(n->dtype), i);
     if (n->op == TOCL_IR_INPUT) {
         char name[16], ix[64];
         snprintf(name, sizeof name, "i%d", n->arg[0]);
         index_expr(ix, sizeof ix, name, rank);
         tocl_dtype st = g->input_dtypes[n->arg[0]];
         if (st == TOCL_F16)
-            put(t, "vload_half(%s, %s)", ix, name);
+            tocl_text_put(t, "vload_half(%s, %s)", ix, name);
         else if (st == TOCL_BF16)
-            put(t, "as_float((uint)%s[%s] << 16)", name, ix);
+            tocl_text_put(t, "as_float((uint)%s[%s] << 16)", name, ix);
         else if (st == TOCL_BOOL)
-            put(t, "(%s[%s] != 0)", name, ix);
+            tocl_text_put(t, "(%s[%s] != 0)", name, ix);
         else
-            put(t, "%s[%s]", name, ix);
+            tocl_text_put(t, "%s[%s]", name, ix);
     } else if (n->op == TOCL_IR_SCALAR) {
         if (n->dtype == TOCL_BOOL)
-            put(t, "(s%d != 0)", n->arg[0]);
+            tocl_text_put(t, "(s%d != 0)", n->arg[0]);
         else
-            put(t, "s%d", n->arg[0]);
+            tocl_text_put(t, "s%d", n->arg[0]);
     } else if (info->sig == TOCL_IR_SIG_CAST) {
         put_cast(t, n->arg[0], g->nodes[n->arg[0]].dtype, n->dtype);
     } else {
         tocl_dtype cls = node_class(g, n, info);
         put_formula(t, tocl_ir_op_formula(n->op, cls), n->arg, info->arity, cls);
     }
-    put(t, ";\n");
+    tocl_text_put(t, ";\n");
 }
 
-static void put_store(text *t, const tocl_ir_graph *g, int k, int rank) {
+static void put_store(tocl_text *t, const tocl_ir_graph *g, int k, int rank) {
     char name[16], ix[64];
     snprintf(name, sizeof name, "o%d", k);
     index_expr(ix, sizeof ix, name, rank);
     int v = g->output_nodes[k];
     switch (g->output_dtypes[k]) {
-    case TOCL_F16: put(t, "    vstore_half_rte(v%d, %s, %s);\n", v, ix, name); break;
-    case TOCL_BF16: put(t, "    %s[%s] = tocl_f2bf(v%d);\n", name, ix, v); break;
-    case TOCL_BOOL: put(t, "    %s[%s] = (uchar)v%d;\n", name, ix, v); break; /* node is bool: 0 or 1 */
-    default: put(t, "    %s[%s] = v%d;\n", name, ix, v); break;
+    case TOCL_F16: tocl_text_put(t, "    vstore_half_rte(v%d, %s, %s);\n", v, ix, name); break;
+    case TOCL_BF16: tocl_text_put(t, "    %s[%s] = tocl_f2bf(v%d);\n", name, ix, v); break;
+    case TOCL_BOOL: tocl_text_put(t, "    %s[%s] = (uchar)v%d;\n", name, ix, v); break; /* node is bool: 0 or 1 */
+    default: tocl_text_put(t, "    %s[%s] = v%d;\n", name, ix, v); break;
     }
 }
 
@@ -276,15 +265,15 @@ tocl_status tocl_ir_render(const tocl_ir_graph *g, int rank, char *buf, size_t c
     if (rank < 0 || rank > TOCL_MAX_DIMS)
         return tocl_fail(TOCL_E_INVALID, "tocl_ir_render: rank %d outside [0, %d]", rank, TOCL_MAX_DIMS);
     TOCL_TRY(tocl_ir_validate(g));
-    text t = {buf, cap, 0, 0};
-    put(&t, "/* tocl_ew: %d nodes, %d inputs, %d scalars, %d outputs, %s */\n", g->n_nodes, g->n_inputs,
+    tocl_text t = {buf, cap, 0, 0};
+    tocl_text_put(&t, "/* tocl_ew: %d nodes, %d inputs, %d scalars, %d outputs, %s */\n", g->n_nodes, g->n_inputs,
         g->n_scalars, g->n_outputs, rank ? "strided" : "contiguous");
     if (tocl_ir_uses_f64(g))
-        put(&t, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
-    put(&t, "\n");
+        tocl_text_put(&t, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    tocl_text_put(&t, "\n");
     for (int k = 0; k < g->n_outputs; k++)
         if (g->output_dtypes[k] == TOCL_BF16) {
-            put(&t, "%s", bf16_helper);
+            tocl_text_put(&t, "%s", bf16_helper);
             break;
         }
     put_helpers(&t, g);
@@ -292,12 +281,12 @@ tocl_status tocl_ir_render(const tocl_ir_graph *g, int rank, char *buf, size_t c
     if (rank > 0)
         put_offsets(&t, g, rank);
     else
-        put(&t, "    long gid = get_global_id(0);\n    if (gid >= n)\n        return;\n");
+        tocl_text_put(&t, "    long gid = get_global_id(0);\n    if (gid >= n)\n        return;\n");
     for (int i = 0; i < g->n_nodes; i++)
         put_node(&t, g, i, rank);
     for (int k = 0; k < g->n_outputs; k++)
         put_store(&t, g, k, rank);
-    put(&t, "}\n");
+    tocl_text_put(&t, "}\n");
     if (t.full)
         return tocl_fail(TOCL_E_INVALID, "tocl_ir_render: buffer of %zu bytes is too small for the kernel text", cap);
     return TOCL_OK;
@@ -315,7 +304,7 @@ long tocl_render_nodes(const tocl_ir_graph *g, char *buf, size_t cap) {
     if (!buf || cap == 0)
         return -1;
     buf[0] = 0;
-    text t = {buf, cap, 0, 0};
+    tocl_text t = {buf, cap, 0, 0};
     for (int i = 0; i < g->n_nodes; i++)
         put_node(&t, g, i, 1);
     return t.full ? -1 : (long)t.len;

@@ -1,11 +1,27 @@
 /* render_internal.h - what render.c lends to other renderers in fusion/
- * (render_reduce.c): dtype spellings, helpers and node statements. */
+ * (render_reduce.c): the text buffer, dtype spellings, helpers and node
+ * statements. */
 #ifndef TOCL_RENDER_INTERNAL_H
 #define TOCL_RENDER_INTERNAL_H
 
 #include <stddef.h>
 
 #include "fusion/ir_internal.h"
+
+/* A fixed-size text buffer that renderers append to. Once something does not
+ * fit, `full` is set and later appends are dropped, so a renderer checks
+ * once at the end instead of after every line. */
+typedef struct tocl_text {
+    char *buf;
+    size_t cap, len;
+    int full;
+} tocl_text;
+
+void tocl_text_put(tocl_text *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* OpenCL C type a value of dtype is computed in ("float" for float16). */
 const char *tocl_render_compute_type(tocl_dtype t);

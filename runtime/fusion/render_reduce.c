@@ -30,33 +30,6 @@
 #include "fusion/render_internal.h"
 #include "tocl/reduce.h"
 
-typedef struct {
-    char *buf;
-    size_t cap, len;
-    int full;
-} rtext;
-
-static void put(rtext *t, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void put(rtext *t, const char *fmt, ...) {
-    if (t->full)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= t->cap - t->len) {
-        t->full = 1;
-        t->buf[t->len] = 0;
-        return;
-    }
-    t->len += (size_t)n;
-}
-
 /* Accumulator type: bool is kept as uchar (OpenCL forbids bool in local
  * memory and structs). */
 static const char *acc_type(tocl_dtype a) { return a == TOCL_BOOL ? "uchar" : tocl_render_compute_type(a); }
@@ -85,11 +58,11 @@ static const char *type_max(tocl_dtype a) {
 }
 
 /* The state type and its init / add / combine functions. */
-static void put_state(rtext *t, const tocl_reduce_desc *d) {
+static void put_state(tocl_text *t, const tocl_reduce_desc *d) {
     int fl = tocl_dtype_is_float(d->acc);
     tocl_reduce_kind k = d->kind;
-    put(t, "typedef %s A;\n", acc_type(d->acc));
-    put(t, "typedef struct { A v; A m2; long n; long i; } st_t;\n\n");
+    tocl_text_put(t, "typedef %s A;\n", acc_type(d->acc));
+    tocl_text_put(t, "typedef struct { A v; A m2; long n; long i; } st_t;\n\n");
     const char *init = "0";
     switch (k) {
     case TOCL_REDUCE_PROD: init = "1"; break;
@@ -98,83 +71,83 @@ static void put_state(rtext *t, const tocl_reduce_desc *d) {
     case TOCL_REDUCE_ALL: init = "1"; break;
     default: break;
     }
-    put(t, "inline void st_init(st_t *s) { s->v = (A)%s; s->m2 = (A)0; s->n = 0; s->i = LONG_MAX; }\n", init);
+    tocl_text_put(t, "inline void st_init(st_t *s) { s->v = (A)%s; s->m2 = (A)0; s->n = 0; s->i = LONG_MAX; }\n", init);
     if (k == TOCL_REDUCE_ARGMAX || k == TOCL_REDUCE_ARGMIN) {
         const char *cmp = k == TOCL_REDUCE_ARGMAX ? ">" : "<";
         /* a beats b: NaN first, then the larger (smaller), ties to the lower
          * index; order-independent, so any tree shape gives CPU's answer. */
         if (fl)
-            put(t, "inline int beats(A a, long ia, A b, long ib) {\n"
+            tocl_text_put(t, "inline int beats(A a, long ia, A b, long ib) {\n"
                    "    if (isnan(b)) return isnan(a) && ia < ib;\n"
                    "    return isnan(a) || a %s b || (a == b && ia < ib);\n}\n", cmp);
         else
-            put(t, "inline int beats(A a, long ia, A b, long ib) { return a %s b || (a == b && ia < ib); }\n", cmp);
-        put(t, "inline void st_add(st_t *s, A x, long r) { if (beats(x, r, s->v, s->i)) { s->v = x; s->i = r; } }\n");
-        put(t, "inline void st_comb(st_t *s, st_t o) { if (beats(o.v, o.i, s->v, s->i)) { s->v = o.v; s->i = o.i; } }\n");
+            tocl_text_put(t, "inline int beats(A a, long ia, A b, long ib) { return a %s b || (a == b && ia < ib); }\n", cmp);
+        tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { if (beats(x, r, s->v, s->i)) { s->v = x; s->i = r; } }\n");
+        tocl_text_put(t, "inline void st_comb(st_t *s, st_t o) { if (beats(o.v, o.i, s->v, s->i)) { s->v = o.v; s->i = o.i; } }\n");
         return;
     }
     switch (k) {
-    case TOCL_REDUCE_SUM: put(t, "inline void st_add(st_t *s, A x, long r) { s->v += x; }\n"); break;
-    case TOCL_REDUCE_PROD: put(t, "inline void st_add(st_t *s, A x, long r) { s->v *= x; }\n"); break;
-    case TOCL_REDUCE_ANY: put(t, "inline void st_add(st_t *s, A x, long r) { s->v = s->v | (A)(x != 0); }\n"); break;
-    case TOCL_REDUCE_ALL: put(t, "inline void st_add(st_t *s, A x, long r) { s->v = s->v & (A)(x != 0); }\n"); break;
+    case TOCL_REDUCE_SUM: tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { s->v += x; }\n"); break;
+    case TOCL_REDUCE_PROD: tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { s->v *= x; }\n"); break;
+    case TOCL_REDUCE_ANY: tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { s->v = s->v | (A)(x != 0); }\n"); break;
+    case TOCL_REDUCE_ALL: tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { s->v = s->v & (A)(x != 0); }\n"); break;
     case TOCL_REDUCE_MAX:
     case TOCL_REDUCE_MIN: {
         const char *cmp = k == TOCL_REDUCE_MAX ? ">" : "<";
         if (fl) /* NaN propagates: once the state is NaN nothing compares above it */
-            put(t, "inline void st_add(st_t *s, A x, long r) { if (isnan(x) || x %s s->v) s->v = x; }\n", cmp);
+            tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { if (isnan(x) || x %s s->v) s->v = x; }\n", cmp);
         else
-            put(t, "inline void st_add(st_t *s, A x, long r) { if (x %s s->v) s->v = x; }\n", cmp);
+            tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { if (x %s s->v) s->v = x; }\n", cmp);
         break;
     }
     case TOCL_REDUCE_WELFORD:
-        put(t, "inline void st_add(st_t *s, A x, long r) {\n"
+        tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) {\n"
                "    s->n += 1;\n    A d = x - s->v;\n    s->v += d / (A)s->n;\n    s->m2 += d * (x - s->v);\n}\n");
-        put(t, "inline void st_comb(st_t *s, st_t o) {\n"
+        tocl_text_put(t, "inline void st_comb(st_t *s, st_t o) {\n"
                "    if (o.n == 0) return;\n    if (s->n == 0) { *s = o; return; }\n"
                "    long n = s->n + o.n;\n    A d = o.v - s->v, nb = (A)o.n / (A)n;\n"
                "    s->v += d * nb;\n    s->m2 += o.m2 + d * d * (A)s->n * nb;\n    s->n = n;\n}\n");
         return;
     case TOCL_REDUCE_LOGSUMEXP:
         /* Online: v is the running maximum, m2 the sum of exp(x - v). */
-        put(t, "inline void lse_join(st_t *s, A m, A c) {\n"
+        tocl_text_put(t, "inline void lse_join(st_t *s, A m, A c) {\n"
                "    if (isnan(m)) { s->v = m; s->m2 = c; return; }\n"
                "    if (isnan(s->v) || m == -INFINITY) return;\n"
                "    if (m > s->v) { s->m2 = s->m2 * exp(s->v - m) + c; s->v = m; }\n"
                "    else if (m == s->v) s->m2 += c;\n"
                "    else s->m2 += c * exp(m - s->v);\n}\n");
-        put(t, "inline void st_add(st_t *s, A x, long r) { lse_join(s, x, (A)1); }\n");
-        put(t, "inline void st_comb(st_t *s, st_t o) { lse_join(s, o.v, o.m2); }\n");
+        tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { lse_join(s, x, (A)1); }\n");
+        tocl_text_put(t, "inline void st_comb(st_t *s, st_t o) { lse_join(s, o.v, o.m2); }\n");
         return;
     default: break;
     }
-    put(t, "inline void st_comb(st_t *s, st_t o) { st_add(s, o.v, 0); }\n");
+    tocl_text_put(t, "inline void st_comb(st_t *s, st_t o) { st_add(s, o.v, 0); }\n");
 }
 
 /* `A x = ...;` from the prologue's output node(s). */
-static void put_map(rtext *t, const tocl_reduce_desc *d, const tocl_ir_graph *g) {
+static void put_map(tocl_text *t, const tocl_reduce_desc *d, const tocl_ir_graph *g) {
     int v0 = g->output_nodes[0];
     switch (d->map) {
-    case TOCL_REDUCE_MAP_ABS: put(t, "        A x = fabs((A)v%d);\n", v0); break;
-    case TOCL_REDUCE_MAP_SQUARE: put(t, "        A x = (A)v%d * (A)v%d;\n", v0, v0); break;
-    case TOCL_REDUCE_MAP_ABS_POW: put(t, "        A x = pow(fabs((A)v%d), fp);\n", v0); break;
-    case TOCL_REDUCE_MAP_NAN_ZERO: put(t, "        A x = isnan(v%d) ? (A)0 : (A)v%d;\n", v0, v0); break;
-    case TOCL_REDUCE_MAP_EQ: put(t, "        A x = (A)(v%d == v%d);\n", v0, g->output_nodes[1]); break;
-    default: put(t, "        A x = (A)v%d;\n", v0); break;
+    case TOCL_REDUCE_MAP_ABS: tocl_text_put(t, "        A x = fabs((A)v%d);\n", v0); break;
+    case TOCL_REDUCE_MAP_SQUARE: tocl_text_put(t, "        A x = (A)v%d * (A)v%d;\n", v0, v0); break;
+    case TOCL_REDUCE_MAP_ABS_POW: tocl_text_put(t, "        A x = pow(fabs((A)v%d), fp);\n", v0); break;
+    case TOCL_REDUCE_MAP_NAN_ZERO: tocl_text_put(t, "        A x = isnan(v%d) ? (A)0 : (A)v%d;\n", v0, v0); break;
+    case TOCL_REDUCE_MAP_EQ: tocl_text_put(t, "        A x = (A)(v%d == v%d);\n", v0, g->output_nodes[1]); break;
+    default: tocl_text_put(t, "        A x = (A)v%d;\n", v0); break;
     }
 }
 
 /* Store value expression `val` (of type A or long) into output k at yo<k>. */
-static void put_store(rtext *t, tocl_dtype st, int k, const char *val) {
+static void put_store(tocl_text *t, tocl_dtype st, int k, const char *val) {
     switch (st) {
-    case TOCL_F16: put(t, "        vstore_half_rte(%s, yo%d, o%d);\n", val, k, k); break;
-    case TOCL_BF16: put(t, "        o%d[yo%d] = tocl_f2bf((float)(%s));\n", k, k, val); break;
-    case TOCL_BOOL: put(t, "        o%d[yo%d] = (uchar)((%s) != 0);\n", k, k, val); break;
-    default: put(t, "        o%d[yo%d] = (%s)(%s);\n", k, k, tocl_render_storage_type(st), val); break;
+    case TOCL_F16: tocl_text_put(t, "        vstore_half_rte(%s, yo%d, o%d);\n", val, k, k); break;
+    case TOCL_BF16: tocl_text_put(t, "        o%d[yo%d] = tocl_f2bf((float)(%s));\n", k, k, val); break;
+    case TOCL_BOOL: tocl_text_put(t, "        o%d[yo%d] = (uchar)((%s) != 0);\n", k, k, val); break;
+    default: tocl_text_put(t, "        o%d[yo%d] = (%s)(%s);\n", k, k, tocl_render_storage_type(st), val); break;
     }
 }
 
-static void put_final(rtext *t, const tocl_reduce_desc *d, int n_out, const tocl_dtype *out_dtypes) {
+static void put_final(tocl_text *t, const tocl_reduce_desc *d, int n_out, const tocl_dtype *out_dtypes) {
     switch (d->kind) {
     case TOCL_REDUCE_ARGMAX:
     case TOCL_REDUCE_ARGMIN:
@@ -186,22 +159,22 @@ static void put_final(rtext *t, const tocl_reduce_desc *d, int n_out, const tocl
         }
         return;
     case TOCL_REDUCE_WELFORD:
-        put(t, "        A dv = (A)a.n > fc ? (A)a.n - fc : (A)0;\n        A y = a.m2 / dv;\n");
+        tocl_text_put(t, "        A dv = (A)a.n > fc ? (A)a.n - fc : (A)0;\n        A y = a.m2 / dv;\n");
         if (d->final == TOCL_REDUCE_FINAL_STD)
-            put(t, "        y = sqrt(y);\n");
+            tocl_text_put(t, "        y = sqrt(y);\n");
         put_store(t, out_dtypes[0], 0, "y");
         if (n_out == 2)
             put_store(t, out_dtypes[1], 1, "a.n ? a.v : (A)NAN");
         return;
     default: break;
     }
-    put(t, "        A y = a.v;\n");
+    tocl_text_put(t, "        A y = a.v;\n");
     if (d->kind == TOCL_REDUCE_LOGSUMEXP)
-        put(t, "        if (y != -INFINITY) y += log(a.m2);\n");
+        tocl_text_put(t, "        if (y != -INFINITY) y += log(a.m2);\n");
     switch (d->final) {
-    case TOCL_REDUCE_FINAL_MEAN: put(t, "        y = y / (A)count;\n"); break;
-    case TOCL_REDUCE_FINAL_SQRT: put(t, "        y = sqrt(y);\n"); break;
-    case TOCL_REDUCE_FINAL_ROOT: put(t, "        y = pow(y, fq);\n"); break;
+    case TOCL_REDUCE_FINAL_MEAN: tocl_text_put(t, "        y = y / (A)count;\n"); break;
+    case TOCL_REDUCE_FINAL_SQRT: tocl_text_put(t, "        y = sqrt(y);\n"); break;
+    case TOCL_REDUCE_FINAL_ROOT: tocl_text_put(t, "        y = pow(y, fq);\n"); break;
     default: break;
     }
     put_store(t, out_dtypes[0], 0, "y");
@@ -245,15 +218,15 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
         free(nodes);
         return tocl_fail(TOCL_E_INVALID, "tocl_reduce_render: prologue of %d nodes is too large", g->n_nodes);
     }
-    rtext t = {buf, cap, 0, 0};
+    tocl_text t = {buf, cap, 0, 0};
     int f64 = graph_uses_f64(d, g, n_out, out_dtypes);
-    put(&t, "/* tocl_red: kind %d map %d final %d, %d prologue nodes, kept rank %d, reduced rank %d */\n",
+    tocl_text_put(&t, "/* tocl_red: kind %d map %d final %d, %d prologue nodes, kept rank %d, reduced rank %d */\n",
         (int)d->kind, (int)d->map, (int)d->final, g->n_nodes, kr, rr);
     if (f64)
-        put(&t, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+        tocl_text_put(&t, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
     for (int k = 0; k < n_out; k++)
         if (out_dtypes[k] == TOCL_BF16) {
-            put(&t, "%s", tocl_render_bf16_helper());
+            tocl_text_put(&t, "%s", tocl_render_bf16_helper());
             break;
         }
     put_state(&t, d);
@@ -261,38 +234,38 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
     int nin = g->n_inputs;
 
     /* signature */
-    put(&t, "\n__kernel void tocl_red(");
+    tocl_text_put(&t, "\n__kernel void tocl_red(");
     for (int k = 0; k < n_out; k++)
-        put(&t, "%s__global %s *o%d, long o%d_off", k ? ",\n        " : "", tocl_render_storage_type(out_dtypes[k]), k, k);
+        tocl_text_put(&t, "%s__global %s *o%d, long o%d_off", k ? ",\n        " : "", tocl_render_storage_type(out_dtypes[k]), k, k);
     for (int k = 0; k < nin; k++)
-        put(&t, ",\n        __global const %s *i%d, long i%d_off", tocl_render_storage_type(g->input_dtypes[k]), k, k);
+        tocl_text_put(&t, ",\n        __global const %s *i%d, long i%d_off", tocl_render_storage_type(g->input_dtypes[k]), k, k);
     for (int k = 0; k < g->n_scalars; k++)
-        put(&t, ",\n        %s s%d", tocl_render_scalar_arg_type(g->scalar_dtypes[k]), k);
-    put(&t, ",\n        __global char *part, long part_off, __local st_t *sh,"
+        tocl_text_put(&t, ",\n        %s s%d", tocl_render_scalar_arg_type(g->scalar_dtypes[k]), k);
+    tocl_text_put(&t, ",\n        __global char *part, long part_off, __local st_t *sh,"
             "\n        long M, long R, long count, long per, long nwork, int interleave, int from_part, int direct,"
             "\n        %s fp, %s fq, %s fc", pt, pt, pt);
     if (kr > 0) {
-        put(&t, ",\n        ");
+        tocl_text_put(&t, ",\n        ");
         for (int e = 0; e < kr; e++)
-            put(&t, "%slong ks%d", e ? ", " : "", e);
+            tocl_text_put(&t, "%slong ks%d", e ? ", " : "", e);
         for (int k = 0; k < n_out + nin; k++) {
-            put(&t, ",\n        ");
+            tocl_text_put(&t, ",\n        ");
             for (int e = 0; e < kr; e++)
-                put(&t, "%slong %c%d_ks%d", e ? ", " : "", k < n_out ? 'o' : 'i', k < n_out ? k : k - n_out, e);
+                tocl_text_put(&t, "%slong %c%d_ks%d", e ? ", " : "", k < n_out ? 'o' : 'i', k < n_out ? k : k - n_out, e);
         }
     }
-    put(&t, ",\n        ");
+    tocl_text_put(&t, ",\n        ");
     for (int e = 0; e < rr; e++)
-        put(&t, "%slong rs%d", e ? ", " : "", e);
+        tocl_text_put(&t, "%slong rs%d", e ? ", " : "", e);
     for (int k = 0; k < nin; k++) {
-        put(&t, ",\n        ");
+        tocl_text_put(&t, ",\n        ");
         for (int e = 0; e < rr; e++)
-            put(&t, "%slong i%d_rs%d", e ? ", " : "", k, e);
+            tocl_text_put(&t, "%slong i%d_rs%d", e ? ", " : "", k, e);
     }
-    put(&t, ")\n{\n");
+    tocl_text_put(&t, ")\n{\n");
 
     /* body */
-    put(&t, "    const long lx = get_local_id(0), LX = get_local_size(0), ly = get_local_id(1);\n"
+    tocl_text_put(&t, "    const long lx = get_local_id(0), LX = get_local_size(0), ly = get_local_id(1);\n"
             "    const long w = get_global_id(0), m = get_global_id(1);\n"
             "    __global st_t *pp = (__global st_t *)(part + part_off);\n"
             "    st_t s;\n    st_init(&s);\n"
@@ -300,59 +273,59 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
             "        for (long r = w; r < R; r += nwork)\n            st_comb(&s, pp[m * R + r]);\n"
             "    } else if (m < M) {\n");
     for (int k = 0; k < nin; k++)
-        put(&t, "        long b_i%d = i%d_off;\n", k, k);
+        tocl_text_put(&t, "        long b_i%d = i%d_off;\n", k, k);
     if (kr > 0) {
-        put(&t, "        long q = m;\n");
+        tocl_text_put(&t, "        long q = m;\n");
         for (int e = kr - 1; e >= 0; e--) {
             if (e > 0)
-                put(&t, "        { long c = q %% ks%d; q /= ks%d;\n", e, e);
+                tocl_text_put(&t, "        { long c = q %% ks%d; q /= ks%d;\n", e, e);
             else
-                put(&t, "        { long c = q;\n");
+                tocl_text_put(&t, "        { long c = q;\n");
             for (int k = 0; k < nin; k++)
-                put(&t, "          b_i%d += c * i%d_ks%d;\n", k, k, e);
-            put(&t, "        }\n");
+                tocl_text_put(&t, "          b_i%d += c * i%d_ks%d;\n", k, k, e);
+            tocl_text_put(&t, "        }\n");
         }
     }
     /* interleaved */
-    put(&t, "        if (interleave) {\n            for (long r = w; r < R; r += nwork) {\n");
+    tocl_text_put(&t, "        if (interleave) {\n            for (long r = w; r < R; r += nwork) {\n");
     for (int k = 0; k < nin; k++)
-        put(&t, "                long x_i%d = b_i%d;\n", k, k);
-    put(&t, "                long q2 = r;\n");
+        tocl_text_put(&t, "                long x_i%d = b_i%d;\n", k, k);
+    tocl_text_put(&t, "                long q2 = r;\n");
     for (int e = rr - 1; e >= 0; e--) {
         if (e > 0)
-            put(&t, "                { long c = q2 %% rs%d; q2 /= rs%d;\n", e, e);
+            tocl_text_put(&t, "                { long c = q2 %% rs%d; q2 /= rs%d;\n", e, e);
         else
-            put(&t, "                { long c = q2;\n");
+            tocl_text_put(&t, "                { long c = q2;\n");
         for (int k = 0; k < nin; k++)
-            put(&t, "                  x_i%d += c * i%d_rs%d;\n", k, k, e);
-        put(&t, "                }\n");
+            tocl_text_put(&t, "                  x_i%d += c * i%d_rs%d;\n", k, k, e);
+        tocl_text_put(&t, "                }\n");
     }
-    put(&t, "                {\n%s", nodes);
+    tocl_text_put(&t, "                {\n%s", nodes);
     put_map(&t, d, g);
-    put(&t, "                st_add(&s, x, r);\n                }\n            }\n");
+    tocl_text_put(&t, "                st_add(&s, x, r);\n                }\n            }\n");
     /* chunked runs */
     int L = rr - 1;
-    put(&t, "        } else {\n            long r = w * per, r1 = min(R, r + per);\n"
+    tocl_text_put(&t, "        } else {\n            long r = w * per, r1 = min(R, r + per);\n"
             "            while (r < r1) {\n");
     if (rr == 1)
-        put(&t, "                long inner = r;\n                long run = r1 - r;\n");
+        tocl_text_put(&t, "                long inner = r;\n                long run = r1 - r;\n");
     else
-        put(&t, "                long inner = r %% rs%d, q2 = r / rs%d;\n"
+        tocl_text_put(&t, "                long inner = r %% rs%d, q2 = r / rs%d;\n"
                 "                long run = min(rs%d - inner, r1 - r);\n", L, L, L);
     for (int k = 0; k < nin; k++)
-        put(&t, "                long xb_i%d = b_i%d;\n", k, k);
+        tocl_text_put(&t, "                long xb_i%d = b_i%d;\n", k, k);
     for (int e = L - 1; e >= 0; e--) {
         if (e > 0)
-            put(&t, "                { long c = q2 %% rs%d; q2 /= rs%d;\n", e, e);
+            tocl_text_put(&t, "                { long c = q2 %% rs%d; q2 /= rs%d;\n", e, e);
         else
-            put(&t, "                { long c = q2;\n");
+            tocl_text_put(&t, "                { long c = q2;\n");
         for (int k = 0; k < nin; k++)
-            put(&t, "                  xb_i%d += c * i%d_rs%d;\n", k, k, e);
-        put(&t, "                }\n");
+            tocl_text_put(&t, "                  xb_i%d += c * i%d_rs%d;\n", k, k, e);
+        tocl_text_put(&t, "                }\n");
     }
     if (fast_sum(d, g)) {
         const char *ty = tocl_render_compute_type(d->acc);
-        put(&t, "                if (i0_rs%d == 1) {\n"
+        tocl_text_put(&t, "                if (i0_rs%d == 1) {\n"
                 "                    __global const %s *src = i0 + xb_i0 + inner;\n"
                 "                    %s8 a8 = (%s8)0;\n                    long k = 0;\n"
                 "                    for (; k + 8 <= run; k += 8)\n                        a8 += vload8(0, src + k);\n"
@@ -361,15 +334,15 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
                 "                    s.v += y;\n                    r += run;\n                    continue;\n"
                 "                }\n", L, ty, ty, ty);
     }
-    put(&t, "                for (long k = 0; k < run; k++) {\n");
+    tocl_text_put(&t, "                for (long k = 0; k < run; k++) {\n");
     for (int k = 0; k < nin; k++)
-        put(&t, "                    long x_i%d = xb_i%d + (inner + k) * i%d_rs%d;\n", k, k, k, L);
-    put(&t, "%s", nodes);
+        tocl_text_put(&t, "                    long x_i%d = xb_i%d + (inner + k) * i%d_rs%d;\n", k, k, k, L);
+    tocl_text_put(&t, "%s", nodes);
     put_map(&t, d, g);
-    put(&t, "                    st_add(&s, x, r + k);\n                }\n                r += run;\n"
+    tocl_text_put(&t, "                    st_add(&s, x, r + k);\n                }\n                r += run;\n"
             "            }\n        }\n    }\n");
     /* tree over the row's LX workers; LX is a power of two */
-    put(&t, "    sh[ly * LX + lx] = s;\n"
+    tocl_text_put(&t, "    sh[ly * LX + lx] = s;\n"
             "    for (long k = LX / 2; k > 0; k >>= 1) {\n"
             "        barrier(CLK_LOCAL_MEM_FENCE);\n"
             "        if (lx < k) {\n            st_t a = sh[ly * LX + lx];\n"
@@ -379,21 +352,21 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
             "    if (!direct) {\n        pp[m * (nwork / LX) + get_group_id(0)] = a;\n        return;\n    }\n"
             "    {\n");
     for (int k = 0; k < n_out; k++)
-        put(&t, "        long yo%d = o%d_off;\n", k, k);
+        tocl_text_put(&t, "        long yo%d = o%d_off;\n", k, k);
     if (kr > 0) {
-        put(&t, "        long q = m;\n");
+        tocl_text_put(&t, "        long q = m;\n");
         for (int e = kr - 1; e >= 0; e--) {
             if (e > 0)
-                put(&t, "        { long c = q %% ks%d; q /= ks%d;\n", e, e);
+                tocl_text_put(&t, "        { long c = q %% ks%d; q /= ks%d;\n", e, e);
             else
-                put(&t, "        { long c = q;\n");
+                tocl_text_put(&t, "        { long c = q;\n");
             for (int k = 0; k < n_out; k++)
-                put(&t, "          yo%d += c * o%d_ks%d;\n", k, k, e);
-            put(&t, "        }\n");
+                tocl_text_put(&t, "          yo%d += c * o%d_ks%d;\n", k, k, e);
+            tocl_text_put(&t, "        }\n");
         }
     }
     put_final(&t, d, n_out, out_dtypes);
-    put(&t, "    }\n}\n");
+    tocl_text_put(&t, "    }\n}\n");
     free(nodes);
     if (t.full)
         return tocl_fail(TOCL_E_INVALID, "tocl_reduce_render: buffer of %zu bytes is too small", cap);
