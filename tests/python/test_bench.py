@@ -1,0 +1,78 @@
+"""The benchmark command runs (tiny sizes) and its arithmetic is right. It
+measures; nothing here asserts a speed."""
+
+import json
+
+import pytest
+import torch
+
+from torch_ocl.bench import __main__ as bench_main
+from torch_ocl.bench import micro, report
+from torch_ocl.bench.timing import Measurement, measure
+
+
+def fig(name, unit, value, fb=()):
+    return {"name": name, "unit": unit, "value": value, "method": "host clock", "spread": 0.0, "note": "",
+            "fallback_ops": list(fb), "limit": None}
+
+
+def fake_run():
+    return {"meta": {"title": "t", "date": "d", "commit": "c", "torch": "x", "torch_ocl": "y", "machine": "m",
+                     "quick": True},
+            "devices": {"cpu": {"description": "CPU", "micro": [fig("add", "GB/s", 10.0), fig("op", "us", 2.0)],
+                                "models": [fig("gen", "tokens/s", 100.0), fig("img", "images/s", 50.0)]},
+                        "ocl:0": {"description": "PoCL", "micro": [fig("add", "GB/s", 20.0), fig("op", "us", 8.0)],
+                                  "models": [fig("gen", "tokens/s", 50.0, ["aten::foo"]),
+                                             fig("img", "images/s", 25.0)]}}}
+
+
+def test_measurement_statistics():
+    m = Measurement([4.0, 2.0, 6.0], inner=2, method="host clock + sync")
+    assert m.median_ms == 2.0  # median 4 ms per repetition of 2 calls
+    assert m.spread == pytest.approx(1.0)  # (6 - 2) / 4
+
+
+def test_ratios_follow_the_unit_direction():
+    md = report.markdown(fake_run(), {})
+    assert "| add | GB/s | 10.0 | 20.0 | 2.00x |" in md  # throughput: ocl / cpu
+    assert "| op | us | 2 | 8 | 0.25x |" in md  # time: cpu / ocl, so higher is better
+    assert "| gen | tokens/s | 100 | 50.0 † | 0.50x |" in md
+    assert "ocl:0, gen: CPU fallback for aten::foo" in md
+
+
+def test_costs_per_token_and_per_image():
+    c = {(x["device"], x["figure"]): x for x in report.costs(fake_run(), {"ocl:0": 3.6})}
+    # 3.6 USD/h = 0.001 USD/s; 50 tokens/s -> 2e-5 USD per token -> 20 USD per 1M tokens
+    assert c[("ocl:0", "gen")]["cost"] == pytest.approx(20.0)
+    assert c[("ocl:0", "img")]["cost"] == pytest.approx(0.04)  # per 1k images at 25 images/s
+    assert ("cpu", "gen") not in c  # no price given for the CPU
+
+
+def test_compare_reports_change():
+    old = fake_run()
+    new = fake_run()
+    new["devices"]["ocl:0"]["micro"][0]["value"] = 30.0
+    assert "| ocl:0 | add | 20.0 | 30.0 | +50% |" in report.compare(new, old)
+
+
+@pytest.mark.parametrize("dev", ["cpu", "ocl"])
+def test_micro_figures_run_tiny(dev):
+    d = torch.device(dev)
+    m = measure(lambda: torch.ones(8, device=d) + 1, d, reps=2, warmup=1)
+    assert len(m.times_ms) == 2 and m.median_ms >= 0
+    figs = micro.bandwidth(d, 1, 2) + micro.host_cost(d, 20) + micro.gemm(d, [16], [torch.float32], 2)
+    names = [f["name"] for f in figs]
+    assert names[:3] == ["copy 1 MiB fp32", "add 1 MiB fp32", "sum 1 MiB fp32"]
+    assert all(f["value"] and f["value"] > 0 for f in figs)
+    assert all(f["fallback_ops"] == [] for f in figs)
+
+
+def test_command_writes_markdown_json_and_chart(tmp_path, monkeypatch):
+    # The smallest end-to-end run: micro figures only, with their sizes shrunk.
+    monkeypatch.setattr(micro, "run", lambda device, quick: micro.bandwidth(device, 1, 2))
+    out = tmp_path / "run"
+    assert bench_main.main(["--quick", "--suite", "micro", "--devices", "cpu,ocl:0", "--out", str(out)]) == 0
+    data = json.loads((tmp_path / "run.json").read_text())
+    assert set(data["devices"]) == {"cpu", "ocl:0"}
+    assert "copy 1 MiB fp32" in (tmp_path / "run.md").read_text()
+    assert (tmp_path / "run.png").stat().st_size > 0
