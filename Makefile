@@ -62,8 +62,9 @@ ctest: $(C_BUILD)/build.ninja
 	$(VENV)/bin/cmake --build $(C_BUILD) -j $(JOBS)
 	cd $(C_BUILD) && ctest --output-on-failure -j 1
 
+# One worker per core: a cold run is mostly PoCL compiling kernels, one at a time per process.
 pytest: install
-	$(TEST_ENV) $(VPY) -m pytest -q tests/python
+	$(TEST_ENV) $(VPY) -m pytest -q -n $(JOBS) tests/python
 
 # The C runtime and its tests under AddressSanitizer + UndefinedBehaviorSanitizer.
 # (Leak checking is off: the OpenCL driver keeps process-lifetime allocations.)
