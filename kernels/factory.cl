@@ -7,6 +7,8 @@
  * c10::Half arithmetic does), so results match the CPU's. Contraction is
  * off; where the CPU's build contracts a product and a sum (arange and
  * linspace, compiled with FMA in ATen/native/cpu), the kernel calls fma. */
+
+#include "round_storage.h"
 #pragma OPENCL FP_CONTRACT OFF
 #if defined(TOCL_HAS_FP64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -54,14 +56,9 @@ typedef wide_t lin_t;
 inline float tocl_fac_round(float v)
 {
 #if defined(TOCL_DST_F16)
-    ushort h;
-    vstore_half_rte(v, 0, (__private half *)&h);
-    return vload_half(0, (__private half *)&h);
+    return tocl_round_f16(v);
 #elif defined(TOCL_DST_BF16)
-    uint u = as_uint(v);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return v;
-    return as_float(((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) << 16);
+    return tocl_round_bf16(v);
 #else
     return v;
 #endif

@@ -6,6 +6,7 @@
  * offset and logical index, never on layout or launch shape. float64 takes
  * 53 bits from two words: word j of counter (c, 0) and of counter (c, 1) in
  * the third counter word, a stream float outputs never use. */
+#include "round_storage.h"
 #include "philox_params.h"
 
 #if defined(TOCL_DST_F64)
@@ -91,14 +92,9 @@ inline void tocl_philox_uniform4(const tocl_philox_params *p, long g, acc_t *u)
 inline acc_t tocl_philox_round(acc_t v)
 {
 #if defined(TOCL_DST_F16)
-    ushort h;
-    vstore_half_rte(v, 0, (__private half *)&h);
-    return vload_half(0, (__private half *)&h);
+    return tocl_round_f16(v);
 #elif defined(TOCL_DST_BF16)
-    uint u = as_uint(v);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return v;
-    return as_float(((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) << 16);
+    return tocl_round_bf16(v);
 #else
     return v;
 #endif

@@ -16,6 +16,7 @@
  *                    place in the partner run by binary search
  *   tocl_sort_take   writes values (copied bit-exactly from the source) and
  *                    indices of chosen sorted positions */
+#include "round_storage.h"
 #include "sort_params.h"
 
 #if defined(TOCL_SORT_F64)
@@ -84,14 +85,9 @@ inline ct_t sort_ld(__global const val_t *p, long i)
 inline ct_t sort_round(ct_t v)
 {
 #if defined(TOCL_SORT_F16)
-    ushort h;
-    vstore_half_rte(v, 0, (__private half *)&h);
-    return vload_half(0, (__private half *)&h);
+    return tocl_round_f16(v);
 #elif defined(TOCL_SORT_BF16)
-    uint u = as_uint(v);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return v;
-    return as_float(((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) << 16);
+    return tocl_round_bf16(v);
 #else
     return v;
 #endif
