@@ -63,8 +63,10 @@ ctest: $(C_BUILD)/build.ninja
 	cd $(C_BUILD) && ctest --output-on-failure -j 1
 
 # One worker per core: a cold run is mostly PoCL compiling kernels, one at a time per process.
+# The whole suite runs in both eager modes: strict, then fused (TORCH_OCL_EAGER=fused).
 pytest: install
 	$(TEST_ENV) $(VPY) -m pytest -q -n $(JOBS) tests/python
+	$(TEST_ENV) TORCH_OCL_EAGER=fused $(VPY) -m pytest -q -n $(JOBS) tests/python
 
 # The C runtime and its tests under AddressSanitizer + UndefinedBehaviorSanitizer.
 # (Leak checking is off: the OpenCL driver keeps process-lifetime allocations.)

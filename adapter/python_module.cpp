@@ -10,6 +10,7 @@
 #include "ocl_common.h"
 #include "runtime/ocl_allocator.h"
 #include "runtime/ocl_generator.h"
+#include "tocl/fusion.h"
 #include "tocl/program.h"
 
 namespace py = pybind11;
@@ -151,6 +152,41 @@ PYBIND11_MODULE(_C, m) {
   m.def("_build_program", [](int dev, const std::string& src, const std::string& opts, const std::string& name) {
     TOCL_CHECK(tocl_program_prepare(dev, src.c_str(), opts.c_str(), name.c_str()));
   });
+
+  m.def("_eager_mode", [] { return tocl_eager_mode_get() == TOCL_EAGER_FUSED ? "fused" : "strict"; });
+  m.def("_set_eager_mode", [](const std::string& mode) {
+    if (mode != "strict" && mode != "fused")
+      throw py::value_error("eager mode must be 'strict' or 'fused', got '" + mode + "'");
+    py::gil_scoped_release nogil;
+    TOCL_CHECK(tocl_eager_mode_set(mode == "fused" ? TOCL_EAGER_FUSED : TOCL_EAGER_STRICT));
+  });
+  m.def("_fusion_flush", [] {
+    py::gil_scoped_release nogil;
+    TOCL_CHECK(tocl_fusion_flush_all());
+  });
+  m.def("_fusion_set_sync_build", [](bool on) { tocl_fusion_set_sync_build(on); });
+  m.def("_fusion_wait_builds", [] {
+    py::gil_scoped_release nogil;
+    tocl_fusion_wait_builds();
+  });
+  m.def("_fusion_stats", [] {
+    tocl_fusion_stats s{};
+    tocl_fusion_stats_get(&s);
+    py::dict d;
+    d["ops_recorded"] = s.ops_recorded;
+    d["flushes"] = s.flushes;
+    d["graphs_flushed"] = s.graphs_flushed;
+    d["fused_launches"] = s.fused_launches;
+    d["kernels_launched"] = s.kernels_launched;
+    d["ops_run_separately"] = s.ops_run_separately;
+    d["intermediates_elided"] = s.intermediates_elided;
+    d["cache_hits"] = s.cache_hits;
+    d["cache_misses"] = s.cache_misses;
+    d["builds"] = s.builds;
+    d["build_seconds"] = s.build_seconds;
+    return d;
+  });
+  m.def("_reset_fusion_stats", [] { tocl_fusion_stats_reset(); });
 
   m.def("_fallback_stats", [] { return fallback_stats(); });
   m.def("_reset_fallback_stats", [] { fallback_reset_stats(); });

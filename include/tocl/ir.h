@@ -23,7 +23,7 @@ extern "C" {
 
 #define TOCL_IR_MAX_NODES 128
 #define TOCL_IR_MAX_INPUTS 16
-#define TOCL_IR_MAX_SCALARS 16
+#define TOCL_IR_MAX_SCALARS 64 /* fused eager chains carry one per scalar op */
 #define TOCL_IR_MAX_OUTPUTS 8
 #define TOCL_MAX_DIMS 16 /* iteration rank after collapsing dimensions */
 
@@ -133,6 +133,11 @@ typedef enum tocl_ir_op {
     TOCL_IR_SOFTSHRINK,         /* (x, lambda) */
     TOCL_IR_HARDSHRINK,         /* (x, lambda) */
     TOCL_IR_SHRINK_BACKWARD,    /* (g, x, lambda): 0 inside [-lambda, lambda] */
+    /* Storage rounding without the memory round trip: fused eager uses them
+     * where an intermediate stored as float16/bfloat16 is read back by a
+     * later op of the same kernel, so the result equals strict mode's. */
+    TOCL_IR_ROUND_F16,          /* float -> nearest float16 (ties to even), as float */
+    TOCL_IR_ROUND_BF16,         /* float -> nearest bfloat16 (ties to even; NaN quiet), as float */
     TOCL_IR_OP_COUNT
 } tocl_ir_op;
 

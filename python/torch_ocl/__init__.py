@@ -20,6 +20,13 @@ except ImportError as e:  # pragma: no cover - depends on the machine
 
 from . import _device_module as ocl  # noqa: E402
 from ._fallback import fallback_stats, reset_fallback_stats, set_fallback_policy, get_fallback_policy  # noqa: E402,F401
+from .fusion import (  # noqa: E402,F401
+    eager_mode,
+    fusion_stats,
+    get_eager_mode,
+    reset_fusion_stats,
+    set_eager_mode,
+)
 
 _registered = False
 

@@ -163,6 +163,20 @@ static const char h_logsigmoid_bw[] =
 #define BINARY_FLOAT(op, name, f) ROW(op, name, 2, TOCL_IR_SIG_SAME, f, NA, NA)
 #define PREDICATE(op, name, arity, f) ROW(op, name, arity, TOCL_IR_SIG_CMP, f, f, NULL)
 
+/* Rounding as the store and load of float16 / bfloat16 storage do it
+ * (render.c: vstore_half_rte + vload_half; tocl_f2bf + shift). */
+static const char h_round_f16[] =
+    "inline %T tocl_round_f16_%T(%T x)\n{\n"
+    "    ushort h;\n"
+    "    vstore_half_rte(x, 0, (__private half *)&h);\n"
+    "    return (%T)vload_half(0, (__private const half *)&h);\n}\n";
+
+static const char h_round_bf16[] =
+    "inline %T tocl_round_bf16_%T(%T x)\n{\n"
+    "    uint u = as_uint((float)x);\n"
+    "    if ((u & 0x7fffffffu) > 0x7f800000u)\n        return (%T)as_float(0x7fc00000u);\n"
+    "    return (%T)as_float(((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) << 16);\n}\n";
+
 static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     ROW(TOCL_IR_INPUT, "input", 0, TOCL_IR_SIG_LEAF, NULL, NULL, NULL),
     ROW(TOCL_IR_SCALAR, "scalar", 0, TOCL_IR_SIG_LEAF, NULL, NULL, NULL),
@@ -294,6 +308,9 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     ROW(TOCL_IR_HARDSHRINK, "hardshrink", 2, TOCL_IR_SIG_SAME, "((%0 >= -%1 && %0 <= %1) ? (%T)0 : %0)", NA, NA),
     ROW(TOCL_IR_SHRINK_BACKWARD, "shrink_backward", 3, TOCL_IR_SIG_SAME, "((%1 >= -%2 && %1 <= %2) ? (%T)0 : %0)",
         NA, NA),
+    ROWH(TOCL_IR_ROUND_F16, "round_f16", 1, TOCL_IR_SIG_SAME, "tocl_round_f16_%T(%0)", NA, NA, h_round_f16, NULL),
+    ROWH(TOCL_IR_ROUND_BF16, "round_bf16", 1, TOCL_IR_SIG_SAME, "tocl_round_bf16_%T(%0)", NA, NA, h_round_bf16,
+         NULL),
 };
 
 const tocl_ir_op_info *tocl_ir_op_info_get(tocl_ir_op op) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fusion/defer.h"
 #include "mem_impl.h"
 
 _Static_assert(TOCL_MAX_STREAMS <= 32, "mem_block.used_streams is a 32-bit stream mask");
@@ -138,6 +139,10 @@ static tocl_status new_segment(int dev, mem_dev *d, size_t size, int large, int 
 void mem_release_free_segments(int dev) {
     mem_dev *d;
     if (mem_dev_get(dev, &d) != TOCL_OK)
+        return;
+    /* Deferred elementwise ops (fused eager) hold buffers without a queued
+     * command keeping them alive: enqueue them before releasing any. */
+    if (tocl_defer_flush_device(dev) != TOCL_OK)
         return;
     int n;
     mem_segment **segs = mem_seg_all(&n);
@@ -324,6 +329,8 @@ tocl_status tocl_mem_free(tocl_addr addr) {
     d->st.active_blocks--;
     d->st.free_count++;
     b->allocated = 0;
+    /* Deferred ops that write here belong to a dead tensor (fused eager). */
+    tocl_defer_note_free(b->seg->dev, b->addr, b->size);
     if (b->used_streams) {
         b->pending = 1;
         s = mark_streams(b);

@@ -1,14 +1,20 @@
 /* elementwise.c - tocl_ew_run: checks operands, collapses dimensions, finds
- * or builds the rendered kernel for (device, graph, rank) and enqueues it. */
+ * or builds the rendered kernel for (device, graph, rank) and enqueues it.
+ * In fused eager mode the checked, resolved launch is handed to the deferral
+ * (fusion/defer.c) instead, which later launches merged graphs through
+ * tocl_ew_launch; kernels it has not seen are built on a background thread. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "fusion/defer.h"
 #include "fusion/ir_internal.h"
+#include "ops/ew_internal.h"
 #include "ops/ops_internal.h"
 
-#define MAX_OPERANDS (TOCL_IR_MAX_OUTPUTS + TOCL_IR_MAX_INPUTS)
+#define MAX_OPERANDS TOCL_EW_MAX_OPERANDS
 #define RENDER_CAP (256 * 1024) /* 128 nodes at rank 16 need well under this */
 #define CACHE_BUCKETS 256
 
@@ -110,6 +116,28 @@ static tocl_status cache_get(int dev, int rank, const tocl_ir_graph *g, ew_entry
     return TOCL_OK;
 }
 
+/* Remember that g does not build: an entry without a kernel. */
+static void cache_put_failed(int dev, int rank, uint64_t h, const tocl_ir_graph *g) {
+    ew_entry *e = calloc(1, sizeof *e);
+    if (!e)
+        return;
+    e->dev = dev;
+    e->rank = rank;
+    e->hash = h;
+    e->graph = *g;
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_lock(&cache_lock);
+    if (cache_find(dev, rank, h, g)) {
+        pthread_mutex_unlock(&cache_lock);
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+        return;
+    }
+    e->next = cache[h % CACHE_BUCKETS];
+    cache[h % CACHE_BUCKETS] = e;
+    pthread_mutex_unlock(&cache_lock);
+}
+
 /* Iteration space after collapsing: sizes outermost first, strides per
  * operand (outputs first, then inputs). */
 typedef struct {
@@ -206,16 +234,124 @@ static tocl_status check_operands(int dev, const tocl_ir_graph *g, const tocl_te
     return TOCL_OK;
 }
 
-tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_tensor *outputs,
-                        const tocl_tensor *inputs, const tocl_scalar *scalars) {
-    TOCL_TRY(check_operands(dev, g, outputs, inputs, scalars));
-    int64_t numel = tocl_ops_numel(&outputs[0]);
+/* ---- background builds -------------------------------------------------------
+ * Fused eager meets many new graphs; building one takes 0.1-1 s on PoCL.
+ * Rather than stall the stream, the flush runs the ops one kernel each (their
+ * kernels are already built) and asks this thread for the fused kernel, which
+ * later flushes of the same graph find in the cache. */
+typedef struct build_job {
+    struct build_job *next;
+    int dev, rank;
+    uint64_t hash;
+    tocl_ir_graph graph;
+} build_job;
+
+static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t build_cv = PTHREAD_COND_INITIALIZER, build_done_cv = PTHREAD_COND_INITIALIZER;
+static build_job *build_head, *build_tail, *build_current;
+static int build_thread_started;
+static uint64_t builds_finished;
+static double build_seconds;
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void *build_main(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&build_lock);
+    for (;;) {
+        while (!build_head)
+            pthread_cond_wait(&build_cv, &build_lock);
+        build_job *j = build_head;
+        build_head = j->next;
+        if (!build_head)
+            build_tail = NULL;
+        build_current = j;
+        pthread_mutex_unlock(&build_lock);
+        double t0 = now_seconds();
+        ew_entry *e = NULL;
+        /* A graph that fails to build (too many kernel arguments, a driver
+         * limit) is remembered as failed, so that its ops keep running one
+         * kernel each without asking again. */
+        if (cache_get(j->dev, j->rank, &j->graph, &e) != TOCL_OK)
+            cache_put_failed(j->dev, j->rank, j->hash, &j->graph);
+        double dt = now_seconds() - t0;
+        pthread_mutex_lock(&build_lock);
+        build_current = NULL;
+        builds_finished++;
+        build_seconds += dt;
+        free(j);
+        pthread_cond_broadcast(&build_done_cv);
+    }
+    return NULL;
+}
+
+static int same_job(const build_job *j, int dev, int rank, uint64_t h, const tocl_ir_graph *g) {
+    return j && j->dev == dev && j->rank == rank && j->hash == h && tocl_ir_equal(&j->graph, g);
+}
+
+/* Queue a build unless the same one is queued or running. */
+static void build_async(int dev, int rank, uint64_t h, const tocl_ir_graph *g) {
+    pthread_mutex_lock(&build_lock);
+    int dup = same_job(build_current, dev, rank, h, g);
+    for (build_job *j = build_head; j && !dup; j = j->next)
+        dup = same_job(j, dev, rank, h, g);
+    build_job *j = dup ? NULL : malloc(sizeof *j);
+    if (j && !build_thread_started) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, build_main, NULL) == 0) {
+            pthread_detach(t);
+            build_thread_started = 1;
+        }
+    }
+    if (j && build_thread_started) {
+        j->next = NULL;
+        j->dev = dev;
+        j->rank = rank;
+        j->hash = h;
+        j->graph = *g;
+        if (build_tail)
+            build_tail->next = j;
+        else
+            build_head = j;
+        build_tail = j;
+        pthread_cond_signal(&build_cv);
+    } else {
+        free(j);
+    }
+    pthread_mutex_unlock(&build_lock);
+}
+
+void tocl_ew_wait_builds(void) {
+    pthread_mutex_lock(&build_lock);
+    while (build_head || build_current)
+        pthread_cond_wait(&build_done_cv, &build_lock);
+    pthread_mutex_unlock(&build_lock);
+}
+
+void tocl_ew_build_stats(uint64_t *builds, double *seconds) {
+    pthread_mutex_lock(&build_lock);
+    if (builds)
+        *builds = builds_finished;
+    if (seconds)
+        *seconds = build_seconds;
+    pthread_mutex_unlock(&build_lock);
+}
+
+/* ---- launching ---------------------------------------------------------------- */
+
+tocl_status tocl_ew_launch(int dev, int stream, const tocl_ir_graph *g, const tocl_tensor *const *ops,
+                           const cl_mem *bufs, const cl_long *offs, const tocl_scalar *scalars, tocl_ew_build mode,
+                           int *launched) {
+    if (launched)
+        *launched = 0;
+    int nops = g->n_outputs + g->n_inputs;
+    int64_t numel = tocl_ops_numel(ops[0]);
     if (numel == 0)
         return TOCL_OK;
-    const tocl_tensor *ops[MAX_OPERANDS];
-    int nops = g->n_outputs + g->n_inputs;
-    for (int k = 0; k < nops; k++)
-        ops[k] = k < g->n_outputs ? &outputs[k] : &inputs[k - g->n_outputs];
     static _Thread_local iter_space it; /* ~3 KB, kept off the stack */
     collapse(&it, ops, nops);
     int contiguous = it.rank == 0 || (it.rank == 1);
@@ -225,28 +361,24 @@ tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_
     if (rank > TOCL_MAX_DIMS)
         return tocl_fail(TOCL_E_UNSUPPORTED, "elementwise op over %d dims that cannot be collapsed; at most %d are "
                          "supported (make an operand contiguous first)", rank, TOCL_MAX_DIMS);
-
-    cl_mem bufs[MAX_OPERANDS];
-    cl_long offs[MAX_OPERANDS];
-    int in_dev[MAX_OPERANDS];
-    for (int k = 0; k < nops; k++) {
-        int is_out = k < g->n_outputs, mdev = dev;
-        TOCL_TRY(tocl_ops_resolve(dev, ops[k], is_out ? "output" : "input", is_out ? k : k - g->n_outputs, &bufs[k],
-                         &offs[k], &mdev));
-        if (mdev != dev && is_out)
-            return tocl_fail(TOCL_E_INVALID, "output %d lives on device %d, not on device %d that runs the op", k,
-                             mdev, dev);
-        /* An input from another device of the context is read directly,
-         * after the work its device has queued (a device-side wait). */
-        in_dev[k] = mdev;
-        if (mdev != dev)
-            TOCL_TRY(tocl_stream_wait_stream(dev, stream, mdev, tocl_stream_current(mdev)));
-    }
     cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
+    TOCL_TRY(tocl_queue_get_nodefer(dev, stream, &q));
     ew_entry *e = NULL;
-    TOCL_TRY(cache_get(dev, rank, g, &e));
-
+    if (mode == TOCL_EW_ASYNC) {
+        uint64_t h = tocl_ir_hash(g, rank);
+        pthread_mutex_lock(&cache_lock);
+        e = cache_find(dev, rank, h, g);
+        pthread_mutex_unlock(&cache_lock);
+        if (!e)
+            build_async(dev, rank, h, g);
+        if (!e || !e->kernel)
+            return TOCL_OK; /* being built, or failed to build: the caller runs the ops one by one */
+    } else {
+        TOCL_TRY(cache_get(dev, rank, g, &e));
+        if (!e->kernel)
+            return tocl_fail(TOCL_E_BUILD, "the elementwise kernel for this %d-node graph failed to build on the "
+                             "background thread", g->n_nodes);
+    }
 /* Keep the first failure; later calls are skipped. */
 #define SET_ARG(kern, idx, size, ptr)                         \
     do {                                                      \
@@ -304,6 +436,51 @@ tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_
         return tocl_fail(TOCL_E_OPENCL, "launching elementwise kernel (%d nodes, rank %d, %lld elements) on device "
                          "%d: %s (%d)", g->n_nodes, rank, (long long)numel, dev, tocl_cl_error_name(err), (int)err);
     atomic_fetch_add(&stat_launches, 1);
+    if (launched)
+        *launched = 1;
+    return TOCL_OK;
+}
+
+tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_tensor *outputs,
+                        const tocl_tensor *inputs, const tocl_scalar *scalars) {
+    TOCL_TRY(check_operands(dev, g, outputs, inputs, scalars));
+    if (tocl_ops_numel(&outputs[0]) == 0)
+        return TOCL_OK;
+    const tocl_tensor *ops[MAX_OPERANDS];
+    int nops = g->n_outputs + g->n_inputs;
+    for (int k = 0; k < nops; k++)
+        ops[k] = k < g->n_outputs ? &outputs[k] : &inputs[k - g->n_outputs];
+    cl_mem bufs[MAX_OPERANDS];
+    cl_long offs[MAX_OPERANDS];
+    int in_dev[MAX_OPERANDS], other_dev = 0;
+    for (int k = 0; k < nops; k++) {
+        int is_out = k < g->n_outputs, mdev = dev;
+        TOCL_TRY(tocl_ops_resolve(dev, ops[k], is_out ? "output" : "input", is_out ? k : k - g->n_outputs, &bufs[k],
+                         &offs[k], &mdev));
+        if (mdev != dev && is_out)
+            return tocl_fail(TOCL_E_INVALID, "output %d lives on device %d, not on device %d that runs the op", k,
+                             mdev, dev);
+        in_dev[k] = mdev;
+        other_dev |= mdev != dev;
+    }
+    /* Fused eager records the launch (operands checked and resolved above,
+     * so errors still surface at this op). Reads from another device take
+     * the strict path below, which orders them across the two queues. */
+    if (!other_dev && tocl_defer_active()) {
+        int recorded = 0;
+        TOCL_TRY(tocl_defer_record(dev, stream, g, ops, bufs, offs, scalars, &recorded));
+        if (recorded)
+            return TOCL_OK;
+    }
+    /* An input from another device of the context is read directly, after
+     * the work its device has queued (a device-side wait). */
+    for (int k = g->n_outputs; k < nops; k++)
+        if (in_dev[k] != dev)
+            TOCL_TRY(tocl_stream_wait_stream(dev, stream, in_dev[k], tocl_stream_current(in_dev[k])));
+    /* Taking the queue runs deferred work of this stream first. */
+    cl_command_queue q;
+    TOCL_TRY(tocl_queue_get(dev, stream, &q));
+    TOCL_TRY(tocl_ew_launch(dev, stream, g, ops, bufs, offs, scalars, TOCL_EW_BUILD, NULL));
     /* Inputs read from another device: that device's later writes (or the
      * reuse of a freed block) must wait until this kernel has read them. */
     for (int k = g->n_outputs; k < nops; k++)

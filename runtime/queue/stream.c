@@ -3,7 +3,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "fusion/defer.h"
 #include "internal.h"
+#include "ops/ew_internal.h"
 
 /* Same cap as device/discover.c, which never selects more devices. */
 #define DEV_MAX 64
@@ -66,7 +68,15 @@ static void mark_idle(int dev, int stream, unsigned long long gets) {
     __atomic_store_n(&g_q[dev].idle_at[stream], gets + 1, __ATOMIC_RELEASE);
 }
 
+/* Whoever takes a queue is about to enqueue work or wait on it: elementwise
+ * ops deferred on that stream (fused eager) must be enqueued first. */
 tocl_status tocl_queue_get(int dev, int stream, cl_command_queue *out) {
+    TOCL_TRY(check(dev, stream));
+    TOCL_TRY(tocl_defer_flush(dev, stream));
+    return tocl_queue_get_nodefer(dev, stream, out);
+}
+
+tocl_status tocl_queue_get_nodefer(int dev, int stream, cl_command_queue *out) {
     TOCL_TRY(check(dev, stream));
     __atomic_add_fetch(&g_q[dev].gets[stream], 1ull, __ATOMIC_ACQ_REL);
     cl_command_queue q = existing(dev, stream);
@@ -117,6 +127,7 @@ tocl_status tocl_stream_from_pool(int dev, int *stream) {
 
 tocl_status tocl_stream_sync(int dev, int stream) {
     TOCL_TRY(check(dev, stream));
+    TOCL_TRY(tocl_defer_flush(dev, stream));
     cl_command_queue q = existing(dev, stream);
     unsigned long long g = gets_now(dev, stream);
     if (q)
@@ -127,6 +138,7 @@ tocl_status tocl_stream_sync(int dev, int stream) {
 
 tocl_status tocl_stream_flush(int dev, int stream) {
     TOCL_TRY(check(dev, stream));
+    TOCL_TRY(tocl_defer_flush(dev, stream));
     cl_command_queue q = existing(dev, stream);
     if (q)
         TOCL_CL_TRY(clFlush(q), "clFlush");
@@ -137,6 +149,7 @@ tocl_status tocl_stream_query(int dev, int stream, int *done) {
     if (!done)
         return tocl_fail(TOCL_E_INVALID, "tocl_stream_query: done is NULL");
     TOCL_TRY(check(dev, stream));
+    TOCL_TRY(tocl_defer_flush(dev, stream));
     cl_command_queue q = existing(dev, stream);
     unsigned long long g = gets_now(dev, stream);
     *done = 1;
@@ -162,6 +175,7 @@ tocl_status tocl_stream_query(int dev, int stream, int *done) {
 
 tocl_status tocl_device_sync(int dev) {
     TOCL_TRY(check(dev, 0));
+    TOCL_TRY(tocl_defer_flush_device(dev));
     for (int s = 0; s < TOCL_MAX_STREAMS; s++) {
         cl_command_queue q = existing(dev, s);
         unsigned long long g = gets_now(dev, s);

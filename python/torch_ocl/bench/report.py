@@ -94,6 +94,13 @@ def markdown(run: Dict, prices: Dict[str, float]) -> str:
         t = _table(run, section)
         if t:
             out += [f"### {title}", ""] + t + [""]
+    from .fusion import markdown as fusion_table
+    for d, data in run["devices"].items():
+        if data.get("fusion"):
+            out += [f"### Fused eager vs strict eager on `{d}`", "",
+                    "Each workload alternates strict and fused repetitions in this run; speedup = strict time / "
+                    "fused time (median). Fused kernels were built during warm-up.", ""]
+            out += fusion_table(data["fusion"]) + [""]
     c = costs(run, prices)
     if c:
         out += ["### Cost", "", "| device | figure | cost |", "|---|---|---:|"]

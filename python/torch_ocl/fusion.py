@@ -1,0 +1,69 @@
+"""Fused eager mode: elementwise ops are recorded and run as merged kernels.
+
+``strict`` (the default) runs every op as its own kernel. ``fused`` records
+elementwise ops per stream and, when a value is needed (a host read, an op
+that is not elementwise, a synchronisation, an event), renders them as few
+kernels as possible; intermediates whose tensors were freed by then are
+never written to memory. Results equal strict mode bit for bit.
+
+Choose it with ``TORCH_OCL_EAGER=fused``, ``torch_ocl.set_eager_mode("fused")``
+or ``with torch_ocl.eager_mode("fused"): ...``. ``TORCH_OCL_LOG=fusion``
+prints every fused group.
+"""
+
+import contextlib
+
+from . import _C
+
+_MODES = ("strict", "fused")
+
+
+def get_eager_mode() -> str:
+    """'strict' or 'fused'."""
+    return _C._eager_mode()
+
+
+def set_eager_mode(mode: str) -> None:
+    """Switch the process to 'strict' or 'fused' (runs what is recorded first)."""
+    if mode not in _MODES:
+        raise ValueError(f"eager mode must be one of {_MODES}, got {mode!r}")
+    _C._set_eager_mode(mode)
+
+
+@contextlib.contextmanager
+def eager_mode(mode: str):
+    """Run the block in `mode`, then restore the previous mode."""
+    previous = get_eager_mode()
+    set_eager_mode(mode)
+    try:
+        yield
+    finally:
+        set_eager_mode(previous)
+
+
+def flush() -> None:
+    """Enqueue everything recorded so far (does not wait for the device)."""
+    _C._fusion_flush()
+
+
+def fusion_stats() -> dict:
+    """Counters since start or the last reset: ops recorded, flushes, groups
+    (``graphs_flushed``), kernels launched, fused launches, intermediates
+    elided, fused-kernel cache hits and misses, background builds and their
+    seconds."""
+    return dict(_C._fusion_stats())
+
+
+def reset_fusion_stats() -> None:
+    _C._reset_fusion_stats()
+
+
+def wait_for_builds() -> None:
+    """Block until the background thread has built every fused kernel asked of it."""
+    _C._fusion_wait_builds()
+
+
+def set_sync_build(on: bool) -> None:
+    """Build a new fused kernel before running it instead of running the ops
+    separately meanwhile (deterministic kernel counts for tests)."""
+    _C._fusion_set_sync_build(bool(on))
