@@ -107,6 +107,27 @@ def test_inplace_and_out_forms():
 
 
 @native
+@pytest.mark.parametrize("inplace", [False, True])
+def test_relu6_corners(inplace):
+    """ReLU6 at exactly 0 and 6 (and NaN), as MobileNetV2 uses it: in place
+    after batch norm, so the backward sees the clamped output. The gradient
+    is 0 at both corners on the CPU; ocl must agree element for element."""
+    x = torch.tensor([-1.0, -0.0, 0.0, 1e-7, 3.0, 6.0 - 4e-7, 6.0, 6.0 + 5e-7, 7.0, float("nan")])
+    w = torch.arange(1.0, 11.0)
+    res = []
+    for dev in ("cpu", OCL):
+        a = x.to(dev).requires_grad_()
+        y = F.relu6(a * 1.0, inplace=inplace)
+        (g,) = torch.autograd.grad(y, a, w.to(dev))
+        res.append((y.detach().cpu(), g.cpu()))
+    torch.testing.assert_close(res[1][0], res[0][0], rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(res[1][1], res[0][1])
+    for lo, hi in ((0.0, 6.0), (-1.0, 1.0)):
+        expect = torch.ops.aten.hardtanh_backward(w, x, lo, hi)
+        assert torch.equal(torch.ops.aten.hardtanh_backward(w.to(OCL), x.to(OCL), lo, hi).cpu(), expect)
+
+
+@native
 def test_errors_like_cpu():
     x = inputs(torch.float32).to(OCL)
     for fn in (lambda t: F.glu(t[:, :5], 1), lambda t: F.gelu(t, approximate="bad"), lambda t: F.softshrink(t, -1.0),
