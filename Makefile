@@ -80,7 +80,7 @@ sanitize: $(STAMPS)/pip
 conformance: install
 	$(TEST_ENV) $(VPY) tools/conformance.py --markdown docs/coverage.md --json docs/coverage.json
 
-# torchvision classification models on ocl vs CPU -> docs/models.md and docs/models.json.
+# torchvision and Hugging Face transformers models on ocl vs CPU -> docs/models.md and docs/models.json.
 models: install
 	$(TEST_ENV) $(VPY) tools/models_sweep.py --markdown docs/models.md --json docs/models.json
 

@@ -286,6 +286,20 @@ double round_to(double v, at::ScalarType t) {
 
 at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max,
                       at::Tensor& out) {
+  // Integer input, as CUDA takes it (Hugging Face's mixture-of-experts layers count tokens per
+  // expert with histc on int32 ids off the CPU): binned in double, exact for every int32 and
+  // for int64 below 2^53, or in float where the device lacks fp64; the counts keep self's dtype.
+  if (at::isIntegralType(self.scalar_type(), /*includeBool=*/false)) {
+    TORCH_CHECK(out.scalar_type() == self.scalar_type(), "torch.histogram: input tensor and hist tensor should",
+                " have the same dtype, but got input ", self.scalar_type(), " and hist ", out.scalar_type());
+    tocl_device_props props;
+    TOCL_CHECK(tocl_device_props_get(self.device().index(), &props));
+    at::Tensor wide = self.to(props.has_fp64 ? at::kDouble : at::kFloat);
+    at::Tensor counts = at::empty({0}, wide.options());
+    histc_out(wide, bins, min, max, counts);
+    at::native::resize_output(out, counts.sizes());
+    return out.copy_(counts);
+  }
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"histogram_cpu\" not implemented for '",
                               self.scalar_type(), "'");
   TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");

@@ -294,7 +294,14 @@ tocl_status tocl_defer_record(int dev, int stream, const tocl_ir_graph *g, const
     pthread_mutex_lock(&d->mu);
     d_stream *s = &d->s[stream];
     tocl_status rc = TOCL_OK;
-    if (s->n >= MAX_RECORDS)
+    /* Work recorded on another stream is enqueued before this op, as strict
+     * mode would have enqueued it: code that hands data between streams
+     * without waiting (racy, but common and usually harmless) keeps the
+     * order it saw in strict mode. */
+    for (int o = 0; o < TOCL_MAX_STREAMS && rc == TOCL_OK && d->pending > s->n; o++)
+        if (o != stream && d->s[o].n)
+            rc = flush_locked(d, dev, o);
+    if (rc == TOCL_OK && s->n >= MAX_RECORDS)
         rc = flush_locked(d, dev, stream);
     if (rc == TOCL_OK && s->n == s->cap) {
         int cap = s->cap ? s->cap * 2 : 64;
