@@ -11,9 +11,14 @@ or ``with torch_ocl.eager_mode("fused"): ...``. ``TORCH_OCL_LOG=fusion``
 prints every fused group.
 """
 
+import atexit
 import contextlib
 
 from . import _C
+
+# A fused kernel may still be building on the background thread when the
+# interpreter exits; let it finish before the OpenCL driver is torn down.
+atexit.register(_C._fusion_wait_builds)
 
 _MODES = ("strict", "fused")
 

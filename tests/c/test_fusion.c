@@ -156,8 +156,9 @@ static void test_reversed_reader(void) {
     tocl_mem_free(z);
 }
 
-/* In place on a recorded result, then a fill (not elementwise here: a raw
- * fill of dense memory) of another tensor flushes before it runs. */
+/* In place on a recorded result, then a raw memory fill of another tensor
+ * (not an elementwise op) flushes before it runs; a dense tocl_op_fill is
+ * recorded like an elementwise op in fused mode. */
 static void test_inplace_and_flush_by_other_op(void) {
     float host[N], out[N];
     for (int i = 0; i < N; i++)
@@ -171,6 +172,10 @@ static void test_inplace_and_flush_by_other_op(void) {
     tocl_tensor wt = vec(w, TOCL_F32, N);
     tocl_scalar one = {1, 1.0, 0};
     CHECK_OK(tocl_op_fill(0, 0, &wt, one));
+    tocl_fusion_stats_get(&fs1);
+    CHECK(fs1.flushes == fs0.flushes && fs1.ops_recorded == fs0.ops_recorded + 1);
+    float onef = 1.0f;
+    CHECK_OK(tocl_mem_fill(0, 0, w, &onef, sizeof onef, N * 4));
     tocl_fusion_stats_get(&fs1);
     CHECK(fs1.flushes == fs0.flushes + 1);
     CHECK_OK(tocl_copy_d2h(0, 0, out, x, N * 4, 1));
