@@ -39,3 +39,16 @@ def quiet_fallbacks(device: torch.device) -> None:
     import os
     if device.type == "ocl" and "TORCH_OCL_FALLBACK" not in os.environ:
         torch_ocl.set_fallback_policy("silent")
+
+
+def loss_progress(losses) -> tuple:
+    """(mean of the first tenth, mean of the last tenth, steps in each): a
+    noisy loss curve summarised the same way by every example."""
+    k = max(1, len(losses) // 10)
+    return sum(losses[:k]) / k, sum(losses[-k:]) / k, k
+
+
+def require_progress(first: float, last: float) -> None:
+    """Fail the run (non-zero exit) if training did not reduce the loss."""
+    if not last < first:
+        raise SystemExit("training did not reduce the loss")

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import describe, quiet_fallbacks, report_fallbacks  # noqa: E402
+from common import describe, loss_progress, quiet_fallbacks, report_fallbacks, require_progress  # noqa: E402
 
 # name: (width, batch, steps, lr)
 PRESETS = {
@@ -123,13 +123,11 @@ def main():
     t0 = time.perf_counter()
     losses, acc = train(device, args.preset, args.steps)
     elapsed = time.perf_counter() - t0
-    k = max(1, len(losses) // 10)
-    first, last = sum(losses[:k]) / k, sum(losses[-k:]) / k
+    first, last, _ = loss_progress(losses)
     print(f"loss {first:.3f} -> {last:.3f}, eval accuracy {acc:.3f} (chance {1 / CLASSES:.2f}), "
           f"{len(losses) / elapsed:.2f} steps/s")
     report_fallbacks(device)
-    if not last < first:
-        raise SystemExit("training did not reduce the loss")
+    require_progress(first, last)
 
 
 if __name__ == "__main__":

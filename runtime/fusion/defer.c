@@ -6,60 +6,24 @@
  * takes the stream's queue (queue/stream.c), by synchronisation, by the
  * allocator before it releases device buffers, and by a size limit.
  *
- * Grouping (decided at flush time, when it is known which intermediates
- * died): ops are visited in program order. An op joins the newest group it
- * conflicts with (reads or writes memory that group writes, or writes what
- * it reads) when every such overlap is the very same elements in the same
- * order, so each work-item only ever consumes values it produced itself.
- * An op that conflicts with no group may join any recent group over the same
- * elements (independent ops, e.g. one optimizer's updates of several
- * parameters). Groups run in creation order; an op only moves ahead of
- * groups it does not conflict with, so program order is kept where it
- * matters. Inside a merged graph a value written and read back is used
- * from the register (rounded as its storage would round it), and an output
- * is stored only when its tensor is still alive, a later group reads it, and
- * no later op of the group overwrites it. */
+ * Grouping is defer_group.c's. A group runs as one merged IR graph: a value
+ * written and read back inside it is used from the register (rounded as its
+ * storage would round it), and an output is stored only when its tensor is
+ * still alive, a later group reads it, and no later op of the group
+ * overwrites it. A merged graph not yet built runs as its separate kernels
+ * while the elementwise launcher builds it in the background. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fusion/defer.h"
-#include "fusion/ir_internal.h"
-#include "ops/ew_internal.h"
+#include "fusion/defer_internal.h"
 #include "ops/ops_internal.h"
 
 #define DEV_MAX 64
-#define REC_DIMS 8          /* iteration rank a deferred op may have (TensorIterator coalesces dims) */
-#define MAX_OPS TOCL_EW_MAX_OPERANDS
 #define MAX_RECORDS 4096    /* a stream with this many recorded ops flushes */
 #define HASH_BUCKETS 4096
-#define NEEDED_SCAN 1024    /* records walked back to find the writer of a value */
-
-typedef struct d_operand {
-    tocl_addr data;
-    uint64_t lo, hi;   /* bytes touched: [lo, hi) */
-    cl_mem buf;
-    cl_long off;
-    tocl_dtype dtype;
-    int64_t flat_st;   /* the stride of a flat (rank <= 1) op's operand */
-    int64_t st[REC_DIMS];
-} d_operand;
-
-typedef struct d_rec {
-    int ndim, flat, nout, nops;
-    int math; /* libm calls counted against the CPU limit: see math_calls() */
-    int64_t numel;
-    int64_t sizes[REC_DIMS];
-    d_operand op[MAX_OPS];
-    unsigned char dead[TOCL_IR_MAX_OUTPUTS];       /* storage freed since recording */
-    unsigned char needed[TOCL_IR_MAX_OUTPUTS];     /* read from memory by a later group */
-    unsigned char superseded[TOCL_IR_MAX_OUTPUTS]; /* overwritten by a later op of its group */
-    int group, next_in_group;
-    tocl_scalar sc[TOCL_IR_MAX_SCALARS];
-    tocl_ir_graph g;
-} d_rec;
 
 typedef struct d_stream {
     d_rec *recs;
@@ -81,15 +45,6 @@ typedef struct d_dev {
     h_entry *ents;
     int nents, capents;
 } d_dev;
-
-typedef struct d_group {
-    int first, last, nrec, math;
-    int ndim, flat;
-    int64_t numel;
-    int64_t sizes[REC_DIMS];
-    uint64_t lo, hi;
-    int nodes, scalars, outputs; /* bounds on the merged graph's tables */
-} d_group;
 
 static d_dev *g_dev[DEV_MAX];
 static pthread_mutex_t g_init_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -184,76 +139,7 @@ static d_dev *dev_state(int dev, int create) {
     return d;
 }
 
-/* ---- operands ------------------------------------------------------------- */
-
-static int overlap(const d_operand *a, const d_operand *b) { return a->lo < b->hi && b->lo < a->hi; }
-
-/* The same elements in the same iteration order (both described over one shape). */
-static int identical(const d_operand *a, const d_operand *b, int ndim, const int64_t *sizes) {
-    if (a->data != b->data || a->dtype != b->dtype)
-        return 0;
-    for (int d = 0; d < ndim; d++)
-        if (sizes[d] > 1 && a->st[d] != b->st[d])
-            return 0;
-    return 1;
-}
-
-/* Describe a flat op over `sizes` (innermost first, as TensorIterator orders
- * them): every operand is walked in one consistent order, so the op is
- * unchanged, and it lines up with ops over that shape whose operands are
- * dense. Non-flat ops keep their shape. */
-static void adapt(d_rec *r, int ndim, const int64_t *sizes) {
-    if (!r->flat)
-        return;
-    r->ndim = ndim;
-    for (int d = 0; d < ndim; d++)
-        r->sizes[d] = sizes[d];
-    for (int k = 0; k < r->nops; k++) {
-        int64_t prod = 1;
-        for (int d = 0; d < ndim; d++) {
-            r->op[k].st[d] = r->op[k].flat_st * prod;
-            prod *= sizes[d];
-        }
-    }
-}
-
 static unsigned hash_addr(tocl_addr a) { return (unsigned)((a >> 8) ^ (a >> 20)) % HASH_BUCKETS; }
-
-/* On CPU devices (PoCL) a kernel with more than one libm call (exp, tanh,
- * sigmoid, sin, log, erf, ...) ran slower than the same ops as separate
- * kernels (tanh x4 fused: 0.51x; tanh then sigmoid chains 0.8x), while one
- * call among cheap arithmetic ran faster fused (mul, add, tanh: 1.18x; a
- * chain of 8 mul/add: 3.7x). So there a group holds at most one libm call;
- * GPUs fuse without this limit. Returns the number of libm calls in g, or
- * 0 when the device has no limit. */
-static int math_calls(int dev, const tocl_ir_graph *g) {
-    if (tocl_dev_props(dev)->kind != TOCL_DEVICE_CPU)
-        return 0;
-    int n = 0;
-    for (int j = 0; j < g->n_nodes; j++) {
-        tocl_ir_op op = g->nodes[j].op;
-        if (!tocl_dtype_is_float(g->nodes[j].dtype))
-            continue;
-        switch (op) {
-        case TOCL_IR_EXP: case TOCL_IR_EXP2: case TOCL_IR_EXPM1: case TOCL_IR_LOG: case TOCL_IR_LOG2:
-        case TOCL_IR_LOG10: case TOCL_IR_LOG1P: case TOCL_IR_SIN: case TOCL_IR_COS: case TOCL_IR_TAN:
-        case TOCL_IR_ASIN: case TOCL_IR_ACOS: case TOCL_IR_ATAN: case TOCL_IR_SINH: case TOCL_IR_COSH:
-        case TOCL_IR_TANH: case TOCL_IR_ASINH: case TOCL_IR_ACOSH: case TOCL_IR_ATANH: case TOCL_IR_ERF:
-        case TOCL_IR_ERFC: case TOCL_IR_ERFINV: case TOCL_IR_LGAMMA: case TOCL_IR_DIGAMMA: case TOCL_IR_SIGMOID:
-        case TOCL_IR_ATAN2: case TOCL_IR_HYPOT: case TOCL_IR_XLOGY: case TOCL_IR_POW: case TOCL_IR_GELU:
-        case TOCL_IR_GELU_TANH: case TOCL_IR_GELU_BACKWARD: case TOCL_IR_GELU_TANH_BACKWARD: case TOCL_IR_SILU:
-        case TOCL_IR_SILU_BACKWARD: case TOCL_IR_MISH: case TOCL_IR_LOGSIGMOID: case TOCL_IR_LOGSIGMOID_BACKWARD:
-        case TOCL_IR_SOFTPLUS: case TOCL_IR_FMOD: case TOCL_IR_REMAINDER: case TOCL_IR_FLOOR_DIV:
-            n++;
-            break;
-        default:
-            break;
-        }
-    }
-    return n;
-}
-
-#define CPU_MATH_PER_GROUP 1
 
 /* ---- recording --------------------------------------------------------------- */
 
@@ -319,7 +205,7 @@ tocl_status tocl_defer_record(int dev, int stream, const tocl_ir_graph *g, const
     }
     d_rec *r = &s->recs[s->n];
     r->ndim = ndim;
-    r->math = math_calls(dev, g);
+    r->math = tocl_defer_math_calls(dev, g);
     r->flat = ndim <= 1;
     r->nout = g->n_outputs;
     r->nops = nops;
@@ -379,298 +265,6 @@ void tocl_defer_note_free(int dev, tocl_addr addr, size_t size) {
     pthread_mutex_unlock(&d->mu);
 }
 
-/* ---- grouping ------------------------------------------------------------------ */
-
-/* Does r touch memory that group gr writes, or write memory gr reads? */
-static int conflicts(const d_rec *recs, const d_group *gr, const d_rec *r) {
-    int hit = 0;
-    for (int k = 0; k < r->nops && !hit; k++)
-        hit = r->op[k].lo < gr->hi && gr->lo < r->op[k].hi;
-    if (!hit)
-        return 0;
-    for (int w = gr->first; w >= 0; w = recs[w].next_in_group) {
-        const d_rec *q = &recs[w];
-        for (int a = 0; a < r->nops; a++)
-            for (int b = 0; b < q->nops; b++)
-                if ((a < r->nout || b < q->nout) && overlap(&r->op[a], &q->op[b]))
-                    return 1;
-    }
-    return 0;
-}
-
-/* Output b of w wrote every byte a reads: a dense output (no gaps) whose
- * range contains a's. */
-static int covers(const d_rec *w, int b, const d_operand *a) {
-    const d_operand *o = &w->op[b];
-    return o->hi - o->lo == (uint64_t)w->numel * tocl_dtype_size(o->dtype) && o->lo <= a->lo && a->hi <= o->hi;
-}
-
-static int same_shape(int n1, const int64_t *s1, int n2, const int64_t *s2) {
-    if (n1 != n2)
-        return 0;
-    for (int d = 0; d < n1; d++)
-        if (s1[d] != s2[d])
-            return 0;
-    return 1;
-}
-
-static void adapt_group(d_rec *recs, d_group *gr, int ndim, const int64_t *sizes) {
-    for (int w = gr->first; w >= 0; w = recs[w].next_in_group)
-        adapt(&recs[w], ndim, sizes);
-}
-
-/* A value stored as `storage` by node dtype `node` can be used from the
- * register by a reader of that storage. */
-static int substitutable(tocl_dtype node, tocl_dtype storage) { return node == tocl_dtype_compute(storage); }
-
-/* Can records x and y run in one kernel? Every overlap that involves a
- * write must be the same elements in the same order, and a value passed
- * between them must be usable from the register. */
-static int pair_ok(const d_rec *x, const d_rec *y, int ndim, const int64_t *sizes) {
-    for (int a = 0; a < x->nops; a++)
-        for (int b = 0; b < y->nops; b++) {
-            if (!(a < x->nout || b < y->nout) || !overlap(&x->op[a], &y->op[b]))
-                continue;
-            if (!identical(&x->op[a], &y->op[b], ndim, sizes))
-                return 0;
-            if (a < x->nout && b >= y->nout && !substitutable(x->g.nodes[x->g.output_nodes[a]].dtype, x->op[a].dtype))
-                return 0;
-            if (b < y->nout && a >= x->nout && !substitutable(y->g.nodes[y->g.output_nodes[b]].dtype, y->op[b].dtype))
-                return 0;
-        }
-    return 1;
-}
-
-static int live_outputs(const d_rec *r) {
-    int n = 0;
-    for (int k = 0; k < r->nout; k++)
-        n += !r->dead[k];
-    return n;
-}
-
-/* Distinct inputs the union of lists a and b reads from memory (inputs no
- * op of the union writes). */
-static int count_inputs(const d_rec *recs, int first_a, int first_b, int ndim, const int64_t *sizes) {
-    const d_operand *seen[TOCL_IR_MAX_INPUTS + 1];
-    int n = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int w = pass ? first_b : first_a; w >= 0; w = recs[w].next_in_group)
-            for (int a = recs[w].nout; a < recs[w].nops; a++) {
-                const d_operand *o = &recs[w].op[a];
-                int written = 0, known = 0;
-                for (int p2 = 0; p2 < 2 && !written; p2++)
-                    for (int v = p2 ? first_b : first_a; v >= 0 && !written; v = recs[v].next_in_group)
-                        for (int b = 0; b < recs[v].nout && !written; b++)
-                            written = overlap(o, &recs[v].op[b]);
-                for (int e = 0; e < n && !known && !written; e++)
-                    known = identical(seen[e], o, ndim, sizes);
-                if (!written && !known) {
-                    if (n == TOCL_IR_MAX_INPUTS)
-                        return n + 1;
-                    seen[n++] = o;
-                }
-            }
-    return n;
-}
-
-static int math_ok(int a, int b) { return !(a || b) || a + b <= CPU_MATH_PER_GROUP; }
-
-/* Try to append r to group gr; 1 if it joined. */
-static int try_join(d_rec *recs, d_group *gr, int ri) {
-    d_rec *r = &recs[ri];
-    if (!gr->nrec || r->numel != gr->numel || !math_ok(gr->math, r->math))
-        return 0;
-    int live = live_outputs(r);
-    if (gr->nodes + r->g.n_nodes > TOCL_IR_MAX_NODES || gr->scalars + r->g.n_scalars > TOCL_IR_MAX_SCALARS ||
-        gr->outputs + live > TOCL_IR_MAX_OUTPUTS)
-        return 0;
-    /* One shape for all: a flat op takes the group's, a flat group takes r's. */
-    int regroup = 0;
-    if (!r->flat) {
-        if (gr->flat)
-            regroup = 1;
-        else if (!same_shape(r->ndim, r->sizes, gr->ndim, gr->sizes))
-            return 0;
-    }
-    int ndim = regroup ? r->ndim : gr->ndim;
-    const int64_t *sizes = regroup ? r->sizes : gr->sizes;
-    adapt(r, ndim, sizes);
-    if (regroup)
-        adapt_group(recs, gr, ndim, sizes);
-    int ok = 1;
-    for (int w = gr->first; w >= 0 && ok; w = recs[w].next_in_group)
-        ok = pair_ok(&recs[w], r, ndim, sizes);
-    if (ok) {
-        r->next_in_group = -1;
-        ok = count_inputs(recs, gr->first, ri, ndim, sizes) <= TOCL_IR_MAX_INPUTS;
-    }
-    if (!ok) {
-        if (regroup)
-            adapt_group(recs, gr, gr->ndim, gr->sizes);
-        return 0;
-    }
-    if (regroup) {
-        gr->flat = 0;
-        gr->ndim = r->ndim;
-        memcpy(gr->sizes, r->sizes, sizeof gr->sizes);
-    }
-    gr->nodes += r->g.n_nodes; /* a bound: a substituted input's node becomes at most one rounding node */
-    gr->scalars += r->g.n_scalars;
-    gr->outputs += live;
-    gr->math += r->math;
-    recs[gr->last].next_in_group = ri;
-    gr->last = ri;
-    gr->nrec++;
-    for (int k = 0; k < r->nops; k++) {
-        gr->lo = r->op[k].lo < gr->lo ? r->op[k].lo : gr->lo;
-        gr->hi = r->op[k].hi > gr->hi ? r->op[k].hi : gr->hi;
-    }
-    return 1;
-}
-
-static void new_group(d_rec *recs, d_group *gr, int ri) {
-    d_rec *r = &recs[ri];
-    memset(gr, 0, sizeof *gr);
-    r->next_in_group = -1;
-    gr->first = gr->last = ri;
-    gr->nrec = 1;
-    gr->math = r->math;
-    gr->ndim = r->ndim;
-    gr->flat = r->flat;
-    gr->numel = r->numel;
-    memcpy(gr->sizes, r->sizes, sizeof gr->sizes);
-    gr->lo = UINT64_MAX;
-    for (int k = 0; k < r->nops; k++) {
-        gr->lo = r->op[k].lo < gr->lo ? r->op[k].lo : gr->lo;
-        gr->hi = r->op[k].hi > gr->hi ? r->op[k].hi : gr->hi;
-    }
-    gr->nodes = r->g.n_nodes;
-    gr->scalars = r->g.n_scalars;
-    gr->outputs = live_outputs(r);
-}
-
-/* Move group gx's ops into the newer group gc (an op of gc consumes what
- * gx computes, e.g. an optimizer's last update reading state that earlier
- * ops updated). Legal when no group between them conflicts with gx's ops
- * (they move past those groups) and the union fits one kernel. */
-static int absorb(d_rec *recs, d_group *groups, int gx, int gc) {
-    d_group *x = &groups[gx], *c = &groups[gc];
-    if (!x->nrec || x->numel != c->numel || !math_ok(x->math, c->math) ||
-        x->nodes + c->nodes > TOCL_IR_MAX_NODES || x->scalars + c->scalars > TOCL_IR_MAX_SCALARS ||
-        x->outputs + c->outputs > TOCL_IR_MAX_OUTPUTS)
-        return 0;
-    if (!x->flat && !c->flat && !same_shape(x->ndim, x->sizes, c->ndim, c->sizes))
-        return 0;
-    for (int w = x->first; w >= 0; w = recs[w].next_in_group)
-        for (int gy = gx + 1; gy < gc; gy++)
-            if (groups[gy].nrec && conflicts(recs, &groups[gy], &recs[w]))
-                return 0;
-    const d_group *shape = c->flat ? x : c;
-    int ndim = shape->ndim;
-    int64_t sizes[REC_DIMS];
-    memcpy(sizes, shape->sizes, sizeof sizes);
-    adapt_group(recs, x, ndim, sizes);
-    adapt_group(recs, c, ndim, sizes);
-    int ok = 1;
-    for (int a = x->first; a >= 0 && ok; a = recs[a].next_in_group)
-        for (int b = c->first; b >= 0 && ok; b = recs[b].next_in_group)
-            ok = pair_ok(&recs[a], &recs[b], ndim, sizes);
-    if (ok)
-        ok = count_inputs(recs, x->first, c->first, ndim, sizes) <= TOCL_IR_MAX_INPUTS;
-    if (!ok) {
-        adapt_group(recs, x, x->ndim, x->sizes);
-        adapt_group(recs, c, c->ndim, c->sizes);
-        return 0;
-    }
-    /* Merge the two lists in program order (record index). */
-    int head = -1, *tail = &head, a = x->first, b = c->first;
-    while (a >= 0 || b >= 0) {
-        int take = (b < 0 || (a >= 0 && a < b)) ? a : b;
-        if (take == a)
-            a = recs[a].next_in_group;
-        else
-            b = recs[b].next_in_group;
-        recs[take].group = gc;
-        *tail = take;
-        tail = &recs[take].next_in_group;
-        c->last = take;
-    }
-    *tail = -1;
-    c->first = head;
-    c->nrec += x->nrec;
-    c->nodes += x->nodes;
-    c->scalars += x->scalars;
-    c->outputs += x->outputs;
-    c->math += x->math;
-    c->flat = c->flat && x->flat;
-    c->ndim = ndim;
-    memcpy(c->sizes, sizes, sizeof c->sizes);
-    c->lo = x->lo < c->lo ? x->lo : c->lo;
-    c->hi = x->hi > c->hi ? x->hi : c->hi;
-    memset(x, 0, sizeof *x);
-    x->first = x->last = -1;
-    return 1;
-}
-
-/* After grouping: an output is superseded when a later op of its group
- * overwrites it, and needed when an op of another group reads it. To find
- * the writers of what an op reads, walk back to the newest writer that
- * covers it: older ones wrote memory that was overwritten in between (an
- * address the allocator handed out again). */
-static void mark_outputs(d_rec *recs, int n, const d_group *groups, int ng) {
-    for (int gi = 0; gi < ng; gi++)
-        for (int w = groups[gi].first; w >= 0; w = recs[w].next_in_group)
-            for (int b = 0; b < recs[w].nout; b++)
-                for (int v = recs[w].next_in_group; v >= 0 && !recs[w].superseded[b]; v = recs[v].next_in_group)
-                    for (int k = 0; k < recs[v].nout; k++)
-                        if (overlap(&recs[w].op[b], &recs[v].op[k]))
-                            recs[w].superseded[b] = 1;
-    for (int i = 0; i < n; i++) {
-        d_rec *r = &recs[i];
-        for (int a = r->nout; a < r->nops; a++) {
-            int covered = 0, w = i - 1;
-            for (; w >= 0 && w >= i - NEEDED_SCAN && !covered; w--)
-                for (int b = 0; b < recs[w].nout; b++)
-                    if (overlap(&r->op[a], &recs[w].op[b])) {
-                        if (recs[w].group != r->group)
-                            recs[w].needed[b] = 1;
-                        covered |= covers(&recs[w], b, &r->op[a]);
-                    }
-            for (; w >= 0 && !covered; w--) /* too far back: every overlapping writer */
-                for (int b = 0; b < recs[w].nout; b++)
-                    if (recs[w].group != r->group && overlap(&r->op[a], &recs[w].op[b]))
-                        recs[w].needed[b] = 1;
-        }
-    }
-}
-
-/* Place every record; returns the number of groups (some may end empty). */
-static int group_all(d_rec *recs, int n, d_group *groups) {
-    int ng = 0;
-    for (int i = 0; i < n; i++) {
-        d_rec *r = &recs[i];
-        r->next_in_group = -1;
-        int gd = -1;
-        for (int gi = ng - 1; gi >= 0 && gd < 0; gi--)
-            if (groups[gi].nrec && conflicts(recs, &groups[gi], r))
-                gd = gi;
-        /* Only producer-consumer fusion: independent ops (each parameter's
-         * first update in a foreach optimizer) start their own group, so
-         * the ops that later connect them still find room. */
-        if (gd >= 0 && try_join(recs, &groups[gd], i)) {
-            r->group = gd;
-            for (int gx = gd - 1; gx >= 0; gx--)
-                if (groups[gx].nrec && conflicts(recs, &groups[gx], r))
-                    absorb(recs, groups, gx, gd);
-        } else {
-            r->group = ng;
-            new_group(recs, &groups[ng++], i);
-        }
-    }
-    mark_outputs(recs, n, groups, ng);
-    return ng;
-}
-
 /* ---- running a group ------------------------------------------------------------ */
 
 static int stored(const d_rec *r, int k) { return !r->superseded[k] && (!r->dead[k] || r->needed[k]); }
@@ -701,18 +295,6 @@ static tocl_status run_one(int dev, int stream, d_rec *r) {
     TOCL_TRY(tocl_ew_launch(dev, stream, &r->g, ops, bufs, offs, r->sc, TOCL_EW_BUILD, &launched));
     atomic_fetch_add(&st.kernels, (uint64_t)launched);
     return TOCL_OK;
-}
-
-static int append_node(tocl_ir_graph *m, tocl_ir_op op, tocl_dtype dt, int a0, int a1, int a2) {
-    if (m->n_nodes >= TOCL_IR_MAX_NODES)
-        return -1;
-    tocl_ir_node *n = &m->nodes[m->n_nodes];
-    n->op = op;
-    n->dtype = dt;
-    n->arg[0] = a0;
-    n->arg[1] = a1;
-    n->arg[2] = a2;
-    return m->n_nodes++;
 }
 
 typedef struct merged {
@@ -751,9 +333,9 @@ static int merge(d_rec *recs, const d_group *gr, merged *m) {
                     if (overlap(a, wr[i].op))
                         src = wr[i].node; /* identical, as try_join checked */
                 if (src >= 0 && a->dtype == TOCL_F16)
-                    v = append_node(g, TOCL_IR_ROUND_F16, n->dtype, src, 0, 0);
+                    v = tocl_ir_add_node(g, TOCL_IR_ROUND_F16, n->dtype, src, 0, 0);
                 else if (src >= 0 && a->dtype == TOCL_BF16)
-                    v = append_node(g, TOCL_IR_ROUND_BF16, n->dtype, src, 0, 0);
+                    v = tocl_ir_add_node(g, TOCL_IR_ROUND_BF16, n->dtype, src, 0, 0);
                 else if (src >= 0)
                     v = src;
                 else {
@@ -765,7 +347,7 @@ static int merge(d_rec *recs, const d_group *gr, merged *m) {
                             return merge_fail(__LINE__);
                         m->in[m->nin] = a;
                         g->input_dtypes[m->nin] = a->dtype;
-                        m->in_node[m->nin++] = append_node(g, TOCL_IR_INPUT, n->dtype, e, 0, 0);
+                        m->in_node[m->nin++] = tocl_ir_add_node(g, TOCL_IR_INPUT, n->dtype, e, 0, 0);
                         g->n_inputs = m->nin;
                     }
                     v = m->in_node[e];
@@ -775,13 +357,13 @@ static int merge(d_rec *recs, const d_group *gr, merged *m) {
                     return merge_fail(__LINE__);
                 m->sc[g->n_scalars] = r->sc[n->arg[0]];
                 g->scalar_dtypes[g->n_scalars] = r->g.scalar_dtypes[n->arg[0]];
-                v = append_node(g, TOCL_IR_SCALAR, n->dtype, g->n_scalars++, 0, 0);
+                v = tocl_ir_add_node(g, TOCL_IR_SCALAR, n->dtype, g->n_scalars++, 0, 0);
             } else {
                 const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);
                 int args[3] = {0, 0, 0};
                 for (int k = 0; info && k < info->arity; k++)
                     args[k] = map[n->arg[k]];
-                v = append_node(g, n->op, n->dtype, args[0], args[1], args[2]);
+                v = tocl_ir_add_node(g, n->op, n->dtype, args[0], args[1], args[2]);
             }
             if (v < 0)
                 return merge_fail(__LINE__);
@@ -908,7 +490,7 @@ static tocl_status flush_locked(d_dev *d, int dev, int stream) {
     if (n == 1) {
         d_group one;
         s->recs[0].next_in_group = -1;
-        new_group(s->recs, &one, 0);
+        tocl_defer_group_one(s->recs, &one, 0);
         rc = run_group(dev, stream, s->recs, &one, 0);
     } else {
         d_group *groups = malloc((size_t)n * sizeof *groups);
@@ -916,7 +498,7 @@ static tocl_status flush_locked(d_dev *d, int dev, int stream) {
             for (int i = 0; i < n && rc == TOCL_OK; i++)
                 rc = run_one(dev, stream, &s->recs[i]);
         } else {
-            int ng = group_all(s->recs, n, groups);
+            int ng = tocl_defer_group_all(s->recs, n, groups);
             if (log_on())
                 fprintf(stderr, "[torch_ocl fusion] dev %d stream %d: flushing %d ops in %d groups\n", dev, stream,
                         n, ng);

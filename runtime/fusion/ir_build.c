@@ -19,7 +19,7 @@ static int fail(tocl_ir_graph *g) {
 
 static int node_ok(const tocl_ir_graph *g, int a) { return a >= 0 && a < g->n_nodes; }
 
-static int add_node(tocl_ir_graph *g, tocl_ir_op op, tocl_dtype dtype, int a0, int a1, int a2) {
+int tocl_ir_add_node(tocl_ir_graph *g, tocl_ir_op op, tocl_dtype dtype, int a0, int a1, int a2) {
     if (g->n_nodes >= TOCL_IR_MAX_NODES)
         return fail(g);
     tocl_ir_node *n = &g->nodes[g->n_nodes];
@@ -34,7 +34,7 @@ static int add_node(tocl_ir_graph *g, tocl_ir_op op, tocl_dtype dtype, int a0, i
 int tocl_ir_input(tocl_ir_graph *g, tocl_dtype storage) {
     if (!g || !dtype_ok(storage) || g->n_inputs >= TOCL_IR_MAX_INPUTS)
         return g ? fail(g) : -1;
-    int node = add_node(g, TOCL_IR_INPUT, tocl_dtype_compute(storage), g->n_inputs, 0, 0);
+    int node = tocl_ir_add_node(g, TOCL_IR_INPUT, tocl_dtype_compute(storage), g->n_inputs, 0, 0);
     if (node >= 0)
         g->input_dtypes[g->n_inputs++] = storage;
     return node;
@@ -44,7 +44,7 @@ int tocl_ir_scalar(tocl_ir_graph *g, tocl_dtype compute) {
     if (!g || !dtype_ok(compute) || g->n_scalars >= TOCL_IR_MAX_SCALARS)
         return g ? fail(g) : -1;
     compute = tocl_dtype_compute(compute); /* a float16 scalar is passed as float */
-    int node = add_node(g, TOCL_IR_SCALAR, compute, g->n_scalars, 0, 0);
+    int node = tocl_ir_add_node(g, TOCL_IR_SCALAR, compute, g->n_scalars, 0, 0);
     if (node >= 0)
         g->scalar_dtypes[g->n_scalars++] = compute;
     return node;
@@ -59,7 +59,7 @@ int tocl_ir_cast(tocl_ir_graph *g, int a, tocl_dtype to) {
     to = tocl_dtype_compute(to);
     if (g->nodes[a].dtype == to)
         return a;
-    return add_node(g, TOCL_IR_CAST, to, a, 0, 0);
+    return tocl_ir_add_node(g, TOCL_IR_CAST, to, a, 0, 0);
 }
 
 /* Apply op with up to three arguments, casting arguments to the dtypes the
@@ -100,7 +100,7 @@ static int apply(tocl_ir_graph *g, tocl_ir_op op, tocl_dtype dtype, int arity, c
     for (int k = 0; k < arity; k++)
         if (a[k] < 0)
             return -1;
-    return add_node(g, op, result, a[0], a[1], a[2]);
+    return tocl_ir_add_node(g, op, result, a[0], a[1], a[2]);
 }
 
 int tocl_ir_unary(tocl_ir_graph *g, tocl_ir_op op, tocl_dtype dtype, int a) {

@@ -47,6 +47,11 @@ const tocl_ir_op_info *tocl_ir_op_info_get(tocl_ir_op op);
 /* The formula for op applied in dtype `cls` (NULL if undefined). */
 const char *tocl_ir_op_formula(tocl_ir_op op, tocl_dtype cls);
 
+/* Append a node as given, without the builders' checks or casts (the
+ * caller validates the graph); -1 and g->overflow set when it is full.
+ * Fused eager copies recorded nodes into merged graphs with it. */
+int tocl_ir_add_node(tocl_ir_graph *g, tocl_ir_op op, tocl_dtype dtype, int a0, int a1, int a2);
+
 /* Exact structural equality (only the fields that rendering reads). */
 int tocl_ir_equal(const tocl_ir_graph *a, const tocl_ir_graph *b);
 /* 1 if any node, operand or scalar of g uses float64. */

@@ -70,14 +70,21 @@ static void mark_idle(int dev, int stream, unsigned long long gets) {
 
 /* Whoever takes a queue is about to enqueue work or wait on it: elementwise
  * ops deferred on that stream (fused eager) must be enqueued first. */
+static tocl_status queue_lookup(int dev, int stream, cl_command_queue *out);
+
 tocl_status tocl_queue_get(int dev, int stream, cl_command_queue *out) {
     TOCL_TRY(check(dev, stream));
     TOCL_TRY(tocl_defer_flush(dev, stream));
-    return tocl_queue_get_nodefer(dev, stream, out);
+    return queue_lookup(dev, stream, out);
 }
 
 tocl_status tocl_queue_get_nodefer(int dev, int stream, cl_command_queue *out) {
     TOCL_TRY(check(dev, stream));
+    return queue_lookup(dev, stream, out);
+}
+
+/* The queue of a checked (dev, stream), created on first use. */
+static tocl_status queue_lookup(int dev, int stream, cl_command_queue *out) {
     __atomic_add_fetch(&g_q[dev].gets[stream], 1ull, __ATOMIC_ACQ_REL);
     cl_command_queue q = existing(dev, stream);
     if (q) {
