@@ -392,9 +392,13 @@ tocl_status tocl_reduce_run(int dev, int stream, const tocl_reduce_desc *d, int 
         L /= 2;
     int64_t cu = pr->compute_units ? pr->compute_units : 1;
     size_t lx = L, ly = 1, G = 1;
-    if (R <= 16 || M >= (cpu ? 2 * cu * (int64_t)L : 65536)) {
+    if (R <= 16 || M >= (cpu ? 2 * cu : 65536)) {
         lx = 1;
         ly = L;
+        /* CPUs: at least two groups per compute unit; each work-item folds
+         * a whole row, so no tree and no barrier. */
+        while (cpu && ly > 1 && M < 2 * cu * (int64_t)ly)
+            ly /= 2;
     } else {
         int64_t target = cu * (cpu ? 8 : 16), min_per = cpu ? 64 : 8;
         int64_t by_size = (R + (int64_t)L * min_per - 1) / ((int64_t)L * min_per);
