@@ -47,6 +47,7 @@ typedef struct tocl_fusion_stats {
     uint64_t kernels_launched;      /* every kernel the flushes enqueued */
     uint64_t ops_run_separately;    /* ops of merged graphs run alone while their kernel was built */
     uint64_t intermediates_elided;  /* outputs never written to memory */
+    uint64_t reductions_fused;      /* reductions that computed recorded ops in their prologue */
     uint64_t cache_hits;            /* merged graphs whose kernel was built */
     uint64_t cache_misses;          /* merged graphs sent to the background builder */
     uint64_t builds;                /* background builds finished */

@@ -54,8 +54,9 @@ def flush() -> None:
 def fusion_stats() -> dict:
     """Counters since start or the last reset: ops recorded, flushes, groups
     (``graphs_flushed``), kernels launched, fused launches, intermediates
-    elided, fused-kernel cache hits and misses, background builds and their
-    seconds."""
+    elided, reductions that computed recorded ops in their prologue
+    (``reductions_fused``), fused-kernel cache hits and misses, background
+    builds and their seconds."""
     return dict(_C._fusion_stats())
 
 

@@ -21,30 +21,7 @@
 #include "fusion/defer_internal.h"
 #include "ops/ops_internal.h"
 
-#define DEV_MAX 64
-#define MAX_RECORDS 4096    /* a stream with this many recorded ops flushes */
-#define HASH_BUCKETS 4096
-
-typedef struct d_stream {
-    d_rec *recs;
-    int n, cap;
-    unsigned epoch; /* bumped per flush: older free-table entries are stale */
-} d_stream;
-
-typedef struct h_entry {
-    tocl_addr addr;
-    int stream, rec, out, next;
-    unsigned epoch;
-} h_entry;
-
-typedef struct d_dev {
-    pthread_mutex_t mu;
-    d_stream s[TOCL_MAX_STREAMS];
-    int pending; /* records over all streams */
-    int heads[HASH_BUCKETS];
-    h_entry *ents;
-    int nents, capents;
-} d_dev;
+#define MAX_RECORDS_PER_GROUP TOCL_IR_MAX_NODES /* a group has at most one record per node */
 
 static d_dev *g_dev[DEV_MAX];
 static pthread_mutex_t g_init_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -55,7 +32,7 @@ static int g_log = -1;
 static _Thread_local int tl_flushing;
 
 static struct {
-    atomic_uint_least64_t ops_recorded, flushes, graphs, fused, kernels, separately, elided, hits, misses;
+    atomic_uint_least64_t ops_recorded, flushes, graphs, fused, kernels, separately, elided, hits, misses, reductions;
 } st;
 
 /* ---- mode ------------------------------------------------------------------- */
@@ -84,6 +61,8 @@ tocl_status tocl_eager_mode_set(tocl_eager_mode mode) {
 }
 
 void tocl_fusion_set_sync_build(int on) { atomic_store(&g_sync_build, on != 0); }
+int tocl_defer_sync_build(void) { return atomic_load(&g_sync_build); }
+void tocl_defer_count_reduction(void) { atomic_fetch_add(&st.reductions, 1); }
 void tocl_fusion_wait_builds(void) { tocl_ew_wait_builds(); }
 
 static int log_on(void) {
@@ -105,6 +84,7 @@ void tocl_fusion_stats_get(tocl_fusion_stats *out) {
     out->kernels_launched = atomic_load(&st.kernels);
     out->ops_run_separately = atomic_load(&st.separately);
     out->intermediates_elided = atomic_load(&st.elided);
+    out->reductions_fused = atomic_load(&st.reductions);
     out->cache_hits = atomic_load(&st.hits);
     out->cache_misses = atomic_load(&st.misses);
     tocl_ew_build_stats(&out->builds, &out->build_seconds);
@@ -118,11 +98,12 @@ void tocl_fusion_stats_reset(void) {
     atomic_store(&st.kernels, 0);
     atomic_store(&st.separately, 0);
     atomic_store(&st.elided, 0);
+    atomic_store(&st.reductions, 0);
     atomic_store(&st.hits, 0);
     atomic_store(&st.misses, 0);
 }
 
-static d_dev *dev_state(int dev, int create) {
+d_dev *tocl_defer_dev_state(int dev, int create) {
     if (dev < 0 || dev >= DEV_MAX)
         return NULL;
     d_dev *d = __atomic_load_n(&g_dev[dev], __ATOMIC_ACQUIRE);
@@ -142,6 +123,33 @@ static d_dev *dev_state(int dev, int create) {
 static unsigned hash_addr(tocl_addr a) { return (unsigned)((a >> 8) ^ (a >> 20)) % HASH_BUCKETS; }
 
 /* ---- recording --------------------------------------------------------------- */
+
+/* Enter record ri's outputs in the free table (by address), for
+ * tocl_defer_note_free. An output left out is simply always stored. */
+void tocl_defer_index_outputs(d_dev *d, int stream, int ri) {
+    d_stream *s = &d->s[stream];
+    d_rec *r = &s->recs[ri];
+    for (int k = 0; k < r->nout; k++) {
+        if (d->nents == d->capents) {
+            int cap = d->capents ? d->capents * 2 : 256;
+            h_entry *v = realloc(d->ents, (size_t)cap * sizeof *v);
+            if (!v)
+                return;
+            d->ents = v;
+            d->capents = cap;
+        }
+        h_entry *e = &d->ents[d->nents];
+        unsigned hb = hash_addr(r->op[k].data);
+        e->addr = r->op[k].data;
+        e->stream = stream;
+        e->rec = ri;
+        e->out = k;
+        e->epoch = s->epoch;
+        e->next = d->heads[hb];
+        d->heads[hb] = d->nents++;
+    }
+}
+
 
 static tocl_status flush_locked(d_dev *d, int dev, int stream);
 
@@ -174,7 +182,7 @@ tocl_status tocl_defer_record(int dev, int stream, const tocl_ir_graph *g, const
         for (int b = 0; b < nops; b++)
             if (b != a && overlap(&tmp[a], &tmp[b]) && !identical(&tmp[a], &tmp[b], ndim, ops[0]->sizes))
                 return TOCL_OK;
-    d_dev *d = dev_state(dev, 1);
+    d_dev *d = tocl_defer_dev_state(dev, 1);
     if (!d)
         return TOCL_OK;
     pthread_mutex_lock(&d->mu);
@@ -216,29 +224,12 @@ tocl_status tocl_defer_record(int dev, int stream, const tocl_ir_graph *g, const
     memset(r->dead, 0, sizeof r->dead);
     memset(r->needed, 0, sizeof r->needed);
     memset(r->superseded, 0, sizeof r->superseded);
+    memset(r->dropped, 0, sizeof r->dropped);
+    r->seq = s->seq++;
     if (g->n_scalars)
         memcpy(r->sc, scalars, (size_t)g->n_scalars * sizeof *scalars);
     memcpy(&r->g, g, sizeof *g);
-    /* Outputs by address, for tocl_defer_note_free. */
-    for (int k = 0; k < g->n_outputs; k++) {
-        if (d->nents == d->capents) {
-            int cap = d->capents ? d->capents * 2 : 256;
-            h_entry *v = realloc(d->ents, (size_t)cap * sizeof *v);
-            if (!v)
-                break; /* then this output is simply always stored */
-            d->ents = v;
-            d->capents = cap;
-        }
-        h_entry *e = &d->ents[d->nents];
-        unsigned hb = hash_addr(r->op[k].data);
-        e->addr = r->op[k].data;
-        e->stream = stream;
-        e->rec = s->n;
-        e->out = k;
-        e->epoch = s->epoch;
-        e->next = d->heads[hb];
-        d->heads[hb] = d->nents++;
-    }
+    tocl_defer_index_outputs(d, stream, s->n);
     s->n++;
     d->pending++;
     atomic_fetch_add(&g_pending, 1);
@@ -252,7 +243,7 @@ void tocl_defer_note_free(int dev, tocl_addr addr, size_t size) {
     (void)size;
     if (!atomic_load_explicit(&g_pending, memory_order_relaxed))
         return;
-    d_dev *d = dev_state(dev, 0);
+    d_dev *d = tocl_defer_dev_state(dev, 0);
     if (!d)
         return;
     pthread_mutex_lock(&d->mu);
@@ -267,7 +258,20 @@ void tocl_defer_note_free(int dev, tocl_addr addr, size_t size) {
 
 /* ---- running a group ------------------------------------------------------------ */
 
-static int stored(const d_rec *r, int k) { return !r->superseded[k] && (!r->dead[k] || r->needed[k]); }
+static int stored(const d_rec *r, int k) {
+    return !r->dropped[k] && !r->superseded[k] && (!r->dead[k] || r->needed[k]);
+}
+
+/* Does the group drop an output (see d_rec.dropped)? Then it must run as
+ * one merged kernel: run separately, an op of it would store the dropped
+ * value or read it back from memory. */
+static int drops(const d_rec *recs, const d_group *gr) {
+    for (int w = gr->first; w >= 0; w = recs[w].next_in_group)
+        for (int k = 0; k < recs[w].nout; k++)
+            if (recs[w].dropped[k])
+                return 1;
+    return 0;
+}
 
 static void to_tensor(tocl_tensor *t, const d_operand *o, int ndim, const int64_t *sizes) {
     t->data = o->data;
@@ -276,6 +280,31 @@ static void to_tensor(tocl_tensor *t, const d_operand *o, int ndim, const int64_
     for (int d = 0; d < ndim; d++) {
         t->sizes[d] = sizes[d];
         t->strides[d] = o->st[d];
+    }
+}
+
+/* Run as separate kernels, which of the group's ops have results that are
+ * seen? An op is when it stores an output, or a later op of the group that
+ * is seen reads one (walked backwards). The others compute a temporary that
+ * died (or whose value a reduction computed for itself). */
+static void mark_observed(d_rec *recs, const d_group *gr, unsigned char *seen) {
+    int order[MAX_RECORDS_PER_GROUP], n = 0;
+    for (int w = gr->first; w >= 0 && n < MAX_RECORDS_PER_GROUP; w = recs[w].next_in_group)
+        order[n++] = w;
+    for (int i = n - 1; i >= 0; i--) {
+        const d_rec *r = &recs[order[i]];
+        int obs = n == MAX_RECORDS_PER_GROUP; /* a group too long to track: run everything */
+        for (int k = 0; k < r->nout && !obs; k++) {
+            obs = stored(r, k);
+            for (int j = i + 1; j < n && !obs; j++) {
+                const d_rec *v = &recs[order[j]];
+                if (!seen[j])
+                    continue;
+                for (int a = v->nout; a < v->nops && !obs; a++)
+                    obs = overlap(&r->op[k], &v->op[a]);
+            }
+        }
+        seen[i] = (unsigned char)obs;
     }
 }
 
@@ -297,15 +326,6 @@ static tocl_status run_one(int dev, int stream, d_rec *r) {
     return TOCL_OK;
 }
 
-typedef struct merged {
-    tocl_ir_graph g;
-    int nout, nin;
-    const d_operand *out[TOCL_IR_MAX_OUTPUTS], *in[TOCL_IR_MAX_INPUTS];
-    int in_node[TOCL_IR_MAX_INPUTS];
-    tocl_scalar sc[TOCL_IR_MAX_SCALARS];
-    int elided;
-} merged;
-
 /* Build the group's merged graph; 0 if it does not fit (run separately). */
 static int merge_fail(int line) {
     if (log_on())
@@ -313,12 +333,14 @@ static int merge_fail(int line) {
     return 0;
 }
 
-static int merge(d_rec *recs, const d_group *gr, merged *m) {
+int tocl_defer_merge(d_rec *recs, const d_group *gr, merged *m, const d_operand *target, int *target_node) {
     tocl_ir_graph *g = &m->g;
     memset(g, 0, sizeof *g);
     m->nout = m->nin = m->elided = 0;
     /* Values written so far: operand and node, newest last. */
-    static _Thread_local struct { const d_operand *op; int node; } wr[TOCL_IR_MAX_NODES];
+    /* drop: the value a dropped output had, seen only by ops recorded before
+     * the reduction that reused its memory (seq below drop). */
+    static _Thread_local struct { const d_operand *op; int node; uint64_t drop; } wr[TOCL_IR_MAX_NODES];
     int nwr = 0;
     for (int w = gr->first; w >= 0; w = recs[w].next_in_group) {
         d_rec *r = &recs[w];
@@ -330,7 +352,7 @@ static int merge(d_rec *recs, const d_group *gr, merged *m) {
                 const d_operand *a = &r->op[r->nout + n->arg[0]];
                 int src = -1;
                 for (int i = nwr - 1; i >= 0 && src < 0; i--)
-                    if (overlap(a, wr[i].op))
+                    if (overlap(a, wr[i].op) && r->seq < wr[i].drop)
                         src = wr[i].node; /* identical, as try_join checked */
                 if (src >= 0 && a->dtype == TOCL_F16)
                     v = tocl_ir_add_node(g, TOCL_IR_ROUND_F16, n->dtype, src, 0, 0);
@@ -374,7 +396,10 @@ static int merge(d_rec *recs, const d_group *gr, merged *m) {
             if (nwr >= TOCL_IR_MAX_NODES)
                 return merge_fail(__LINE__);
             wr[nwr].op = &r->op[k];
+            wr[nwr].drop = r->dropped[k] ? r->drop_seq[k] : UINT64_MAX;
             wr[nwr++].node = v;
+            if (target_node && &r->op[k] == target)
+                *target_node = v;
             if (!stored(r, k)) {
                 m->elided++;
                 continue;
@@ -416,12 +441,13 @@ static void log_group(int dev, int stream, int gi, d_rec *recs, const d_group *g
             m ? m->elided : 0);
 }
 
-static tocl_status run_group(int dev, int stream, d_rec *recs, const d_group *gr, int gi) {
+tocl_status tocl_defer_run_group(int dev, int stream, d_rec *recs, const d_group *gr, int gi) {
     if (!gr->nrec)
         return TOCL_OK; /* absorbed into a later group */
     atomic_fetch_add(&st.graphs, 1);
     d_rec *r0 = &recs[gr->first];
-    if (gr->nrec == 1) {
+    int must_merge = drops(recs, gr);
+    if (gr->nrec == 1 && !must_merge) {
         int any = 0;
         for (int k = 0; k < r0->nout; k++)
             any |= stored(r0, k);
@@ -434,7 +460,7 @@ static tocl_status run_group(int dev, int stream, d_rec *recs, const d_group *gr
         return run_one(dev, stream, r0);
     }
     static _Thread_local merged m;
-    int ok = merge(recs, gr, &m), launched = 0;
+    int ok = tocl_defer_merge(recs, gr, &m, NULL, NULL), launched = 0;
     if (ok && m.nout == 0) {
         atomic_fetch_add(&st.elided, (uint64_t)m.elided);
         if (log_on())
@@ -454,8 +480,10 @@ static tocl_status run_group(int dev, int stream, d_rec *recs, const d_group *gr
             bufs[k] = o->buf;
             offs[k] = o->off;
         }
-        tocl_ew_build mode = atomic_load(&g_sync_build) ? TOCL_EW_BUILD : TOCL_EW_ASYNC;
+        tocl_ew_build mode = atomic_load(&g_sync_build) || must_merge ? TOCL_EW_BUILD : TOCL_EW_ASYNC;
         tocl_status s = tocl_ew_launch(dev, stream, &m.g, ops, bufs, offs, m.sc, mode, &launched);
+        if (s != TOCL_OK && must_merge)
+            return s;
         if (s != TOCL_OK)
             launched = 0; /* a merged graph the device refuses: run the ops one by one */
         atomic_fetch_add(launched ? &st.hits : &st.misses, 1);
@@ -468,12 +496,23 @@ static tocl_status run_group(int dev, int stream, d_rec *recs, const d_group *gr
             log_group(dev, stream, gi, recs, gr, &m, "1 fused kernel");
         return TOCL_OK;
     }
+    if (must_merge)
+        return tocl_fail(TOCL_E_INTERNAL, "fused eager: a group of %d ops whose result a reduction reused must run "
+                         "as one kernel, and its merged graph does not fit one", gr->nrec);
     if (log_on())
         log_group(dev, stream, gi, recs, gr, ok ? &m : NULL,
                   ok ? "separate kernels while the fused one builds" : "separate kernels (does not fit one)");
     atomic_fetch_add(&st.separately, (uint64_t)gr->nrec);
-    for (int w = gr->first; w >= 0; w = recs[w].next_in_group)
+    static _Thread_local unsigned char seen[MAX_RECORDS_PER_GROUP];
+    mark_observed(recs, gr, seen);
+    int i = 0;
+    for (int w = gr->first; w >= 0; w = recs[w].next_in_group, i++) {
+        if (i < MAX_RECORDS_PER_GROUP && !seen[i]) {
+            atomic_fetch_add(&st.elided, (uint64_t)recs[w].nout);
+            continue;
+        }
         TOCL_TRY(run_one(dev, stream, &recs[w]));
+    }
     return TOCL_OK;
 }
 
@@ -491,7 +530,7 @@ static tocl_status flush_locked(d_dev *d, int dev, int stream) {
         d_group one;
         s->recs[0].next_in_group = -1;
         tocl_defer_group_one(s->recs, &one, 0);
-        rc = run_group(dev, stream, s->recs, &one, 0);
+        rc = tocl_defer_run_group(dev, stream, s->recs, &one, 0);
     } else {
         d_group *groups = malloc((size_t)n * sizeof *groups);
         if (!groups) {
@@ -503,7 +542,7 @@ static tocl_status flush_locked(d_dev *d, int dev, int stream) {
                 fprintf(stderr, "[torch_ocl fusion] dev %d stream %d: flushing %d ops in %d groups\n", dev, stream,
                         n, ng);
             for (int gi = 0; gi < ng && rc == TOCL_OK; gi++)
-                rc = run_group(dev, stream, s->recs, &groups[gi], gi);
+                rc = tocl_defer_run_group(dev, stream, s->recs, &groups[gi], gi);
             free(groups);
         }
     }
@@ -524,10 +563,45 @@ static tocl_status flush_locked(d_dev *d, int dev, int stream) {
     return rc;
 }
 
+/* Run every group of the stream's records (grouped by the caller into
+ * groups[0..ng)) except group `keep`, whose records stay recorded, first
+ * in the stream, to be regrouped at the next flush. The caller checked that
+ * no group after `keep` conflicts with it, so it may run last. */
+tocl_status tocl_defer_flush_keeping(d_dev *d, int dev, int stream, d_rec *recs, d_group *groups, int ng, int keep) {
+    d_stream *s = &d->s[stream];
+    int n = s->n;
+    tl_flushing = 1;
+    atomic_fetch_add(&st.flushes, 1);
+    tocl_status rc = TOCL_OK;
+    if (log_on())
+        fprintf(stderr, "[torch_ocl fusion] dev %d stream %d: flushing %d ops in %d groups but group %d (%d ops), "
+                "which a reduction computes\n", dev, stream, n, ng, keep, groups[keep].nrec);
+    for (int gi = 0; gi < ng && rc == TOCL_OK; gi++)
+        if (gi != keep)
+            rc = tocl_defer_run_group(dev, stream, recs, &groups[gi], gi);
+    int kept = 0;
+    for (int w = groups[keep].first; w >= 0; w = recs[w].next_in_group) {
+        if (w != kept)
+            memcpy(&recs[kept], &recs[w], sizeof recs[0]);
+        kept++;
+    }
+    s->n = kept;
+    s->epoch++; /* every free-table entry is stale; the kept records enter it anew */
+    d->pending -= n - kept;
+    atomic_fetch_sub(&g_pending, n - kept);
+    for (int i = 0; i < kept; i++)
+        tocl_defer_index_outputs(d, stream, i);
+    tl_flushing = 0;
+    if (rc != TOCL_OK)
+        tocl_error_context("running %d deferred elementwise ops (fused eager mode) on device %d stream %d", n - kept,
+                           dev, stream);
+    return rc;
+}
+
 tocl_status tocl_defer_flush(int dev, int stream) {
     if (!atomic_load_explicit(&g_pending, memory_order_relaxed) || stream < 0 || stream >= TOCL_MAX_STREAMS)
         return TOCL_OK;
-    d_dev *d = dev_state(dev, 0);
+    d_dev *d = tocl_defer_dev_state(dev, 0);
     if (!d)
         return TOCL_OK;
     pthread_mutex_lock(&d->mu);
@@ -539,7 +613,7 @@ tocl_status tocl_defer_flush(int dev, int stream) {
 tocl_status tocl_defer_flush_device(int dev) {
     if (!atomic_load_explicit(&g_pending, memory_order_relaxed))
         return TOCL_OK;
-    d_dev *d = dev_state(dev, 0);
+    d_dev *d = tocl_defer_dev_state(dev, 0);
     if (!d)
         return TOCL_OK;
     tocl_status rc = TOCL_OK;

@@ -342,6 +342,10 @@ static void mark_outputs(d_rec *recs, int n, const d_group *groups, int ng) {
 /* Place every record; returns the number of groups (some may end empty). */
 int tocl_defer_group_all(d_rec *recs, int n, d_group *groups) {
     int ng = 0;
+    for (int i = 0; i < n; i++) { /* marks of an earlier grouping of these records no longer hold */
+        memset(recs[i].needed, 0, sizeof recs[i].needed);
+        memset(recs[i].superseded, 0, sizeof recs[i].superseded);
+    }
     for (int i = 0; i < n; i++) {
         d_rec *r = &recs[i];
         r->next_in_group = -1;
@@ -366,3 +370,11 @@ int tocl_defer_group_all(d_rec *recs, int n, d_group *groups) {
     return ng;
 }
 
+
+int tocl_defer_conflicts_later(d_rec *recs, const d_group *groups, int ng, int gi) {
+    for (int gy = gi + 1; gy < ng; gy++)
+        for (int w = groups[gi].first; w >= 0 && groups[gy].nrec; w = recs[w].next_in_group)
+            if (conflicts(recs, &groups[gy], &recs[w]))
+                return 1;
+    return 0;
+}

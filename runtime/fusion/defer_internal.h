@@ -4,6 +4,8 @@
 #ifndef TOCL_DEFER_INTERNAL_H
 #define TOCL_DEFER_INTERNAL_H
 
+#include <pthread.h>
+
 #include "fusion/defer.h"
 #include "fusion/ir_internal.h"
 #include "ops/ew_internal.h"
@@ -30,6 +32,11 @@ typedef struct d_rec {
     unsigned char dead[TOCL_IR_MAX_OUTPUTS];       /* storage freed since recording */
     unsigned char needed[TOCL_IR_MAX_OUTPUTS];     /* read from memory by a later group */
     unsigned char superseded[TOCL_IR_MAX_OUTPUTS]; /* overwritten by a later op of its group */
+    /* Never stored: a dead output whose memory a fused reduction (which ran
+     * before this op) already reused for its result (defer_reduce.c). */
+    unsigned char dropped[TOCL_IR_MAX_OUTPUTS];
+    uint64_t seq;                              /* recording order on the stream */
+    uint64_t drop_seq[TOCL_IR_MAX_OUTPUTS];    /* ops recorded from this seq on read the reuser's data */
     int group, next_in_group;
     tocl_scalar sc[TOCL_IR_MAX_SCALARS];
     tocl_ir_graph g;
@@ -57,6 +64,45 @@ static inline int identical(const d_operand *a, const d_operand *b, int ndim, co
     return 1;
 }
 
+#define DEV_MAX 64
+#define MAX_RECORDS 4096    /* a stream with this many recorded ops flushes */
+#define HASH_BUCKETS 4096
+
+typedef struct d_stream {
+    d_rec *recs;
+    int n, cap;
+    unsigned epoch; /* bumped per flush: older free-table entries are stale */
+    uint64_t seq;   /* the next record's d_rec.seq */
+} d_stream;
+
+typedef struct h_entry {
+    tocl_addr addr;
+    int stream, rec, out, next;
+    unsigned epoch;
+} h_entry;
+
+/* A device's recorded ops, per stream, and the free table that finds a
+ * recorded output by its address. */
+typedef struct d_dev {
+    pthread_mutex_t mu;
+    d_stream s[TOCL_MAX_STREAMS];
+    int pending; /* records over all streams */
+    int heads[HASH_BUCKETS];
+    h_entry *ents;
+    int nents, capents;
+} d_dev;
+
+/* A group's ops as one IR graph over the distinct operands it reads from
+ * and stores to memory. */
+typedef struct merged {
+    tocl_ir_graph g;
+    int nout, nin;
+    const d_operand *out[TOCL_IR_MAX_OUTPUTS], *in[TOCL_IR_MAX_INPUTS];
+    int in_node[TOCL_IR_MAX_INPUTS];
+    tocl_scalar sc[TOCL_IR_MAX_SCALARS];
+    int elided;
+} merged;
+
 /* defer_group.c: libm calls in g counted against the CPU per-kernel limit
  * (0 on devices without one); a group of the single record ri; grouping
  * of n records in program order (returns the number of groups, some may
@@ -64,5 +110,19 @@ static inline int identical(const d_operand *a, const d_operand *b, int ndim, co
 int tocl_defer_math_calls(int dev, const tocl_ir_graph *g);
 void tocl_defer_group_one(d_rec *recs, d_group *gr, int ri);
 int tocl_defer_group_all(d_rec *recs, int n, d_group *groups);
+/* Does a group after gi conflict with one of gi's ops (so gi cannot run
+ * after it)? */
+int tocl_defer_conflicts_later(d_rec *recs, const d_group *groups, int ng, int gi);
+
+/* defer.c: the device's state (created on demand); the group's merged graph
+ * (0 when it does not fit one kernel), with *target_node set to the node
+ * that computes the output operand `target` (may be NULL); running a group;
+ * entering record ri's outputs in the free table; running every group but
+ * `keep` and leaving its records recorded. The caller holds d->mu. */
+d_dev *tocl_defer_dev_state(int dev, int create);
+int tocl_defer_merge(d_rec *recs, const d_group *gr, merged *m, const d_operand *target, int *target_node);
+tocl_status tocl_defer_run_group(int dev, int stream, d_rec *recs, const d_group *gr, int gi);
+void tocl_defer_index_outputs(d_dev *d, int stream, int ri);
+tocl_status tocl_defer_flush_keeping(d_dev *d, int dev, int stream, d_rec *recs, d_group *groups, int ng, int keep);
 
 #endif

@@ -113,7 +113,7 @@ static tocl_dtype node_class(const tocl_ir_graph *g, const tocl_ir_node *n, cons
 
 /* Helper functions used by the graph, each (op, class) once, in node order
  * so the text is a function of the graph alone. */
-static void put_helpers(tocl_text *t, const tocl_ir_graph *g) {
+void tocl_render_helpers(tocl_text *t, const tocl_ir_graph *g) {
     for (int i = 0; i < g->n_nodes; i++) {
         const tocl_ir_node *n = &g->nodes[i];
         const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);
@@ -276,7 +276,7 @@ tocl_status tocl_ir_render(const tocl_ir_graph *g, int rank, char *buf, size_t c
             tocl_text_put(&t, "%s", bf16_helper);
             break;
         }
-    put_helpers(&t, g);
+    tocl_render_helpers(&t, g);
     put_signature(&t, g, rank);
     if (rank > 0)
         put_offsets(&t, g, rank);

@@ -31,6 +31,8 @@ const char *tocl_render_storage_type(tocl_dtype t);
 const char *tocl_render_scalar_arg_type(tocl_dtype t);
 /* Definition of `ushort tocl_f2bf(float)` (round to nearest even). */
 const char *tocl_render_bf16_helper(void);
+/* The helper functions g's nodes call (each op and dtype class once). */
+void tocl_render_helpers(tocl_text *t, const tocl_ir_graph *g);
 /* Statements `C v<i> = ...;` for every node of g, input k read from buffer
  * i<k> at element x_i<k> and scalar k from argument s<k> (the caller
  * declares those). Returns the text length, or -1 if cap is too small. */

@@ -229,6 +229,7 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
             tocl_text_put(&t, "%s", tocl_render_bf16_helper());
             break;
         }
+    tocl_render_helpers(&t, g); /* a prologue fused eager extended may call some */
     put_state(&t, d);
     const char *pt = d->acc == TOCL_F64 ? "double" : "float";
     int nin = g->n_inputs;

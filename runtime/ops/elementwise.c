@@ -241,9 +241,10 @@ static tocl_status check_operands(int dev, const tocl_ir_graph *g, const tocl_te
  * later flushes of the same graph find in the cache. */
 typedef struct build_job {
     struct build_job *next;
-    int dev, rank;
+    void (*fn)(const void *key);
     uint64_t hash;
-    tocl_ir_graph graph;
+    size_t size;
+    unsigned char key[]; /* what fn builds; compared byte for byte */
 } build_job;
 
 static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -272,12 +273,7 @@ static void *build_main(void *arg) {
         build_current = j;
         pthread_mutex_unlock(&build_lock);
         double t0 = now_seconds();
-        ew_entry *e = NULL;
-        /* A graph that fails to build (too many kernel arguments, a driver
-         * limit) is remembered as failed, so that its ops keep running one
-         * kernel each without asking again. */
-        if (cache_get(j->dev, j->rank, &j->graph, &e) != TOCL_OK)
-            cache_put_failed(j->dev, j->rank, j->hash, &j->graph);
+        j->fn(j->key);
         double dt = now_seconds() - t0;
         pthread_mutex_lock(&build_lock);
         build_current = NULL;
@@ -289,17 +285,16 @@ static void *build_main(void *arg) {
     return NULL;
 }
 
-static int same_job(const build_job *j, int dev, int rank, uint64_t h, const tocl_ir_graph *g) {
-    return j && j->dev == dev && j->rank == rank && j->hash == h && tocl_ir_equal(&j->graph, g);
+static int same_job(const build_job *j, void (*fn)(const void *), const void *key, size_t size, uint64_t h) {
+    return j && j->fn == fn && j->hash == h && j->size == size && !memcmp(j->key, key, size);
 }
 
-/* Queue a build unless the same one is queued or running. */
-static void build_async(int dev, int rank, uint64_t h, const tocl_ir_graph *g) {
+void tocl_build_async(void (*fn)(const void *key), const void *key, size_t size, uint64_t hash) {
     pthread_mutex_lock(&build_lock);
-    int dup = same_job(build_current, dev, rank, h, g);
+    int dup = same_job(build_current, fn, key, size, hash);
     for (build_job *j = build_head; j && !dup; j = j->next)
-        dup = same_job(j, dev, rank, h, g);
-    build_job *j = dup ? NULL : malloc(sizeof *j);
+        dup = same_job(j, fn, key, size, hash);
+    build_job *j = dup ? NULL : malloc(sizeof *j + size);
     if (j && !build_thread_started) {
         pthread_t t;
         if (pthread_create(&t, NULL, build_main, NULL) == 0) {
@@ -309,10 +304,10 @@ static void build_async(int dev, int rank, uint64_t h, const tocl_ir_graph *g) {
     }
     if (j && build_thread_started) {
         j->next = NULL;
-        j->dev = dev;
-        j->rank = rank;
-        j->hash = h;
-        j->graph = *g;
+        j->fn = fn;
+        j->hash = hash;
+        j->size = size;
+        memcpy(j->key, key, size);
         if (build_tail)
             build_tail->next = j;
         else
@@ -323,6 +318,30 @@ static void build_async(int dev, int rank, uint64_t h, const tocl_ir_graph *g) {
         free(j);
     }
     pthread_mutex_unlock(&build_lock);
+}
+
+/* An elementwise kernel: (dev, rank, graph). A graph that fails to build
+ * (too many kernel arguments, a driver limit) is remembered as failed, so
+ * that its ops keep running one kernel each without asking again. */
+typedef struct ew_key {
+    int dev, rank;
+    tocl_ir_graph graph;
+} ew_key;
+
+static void ew_build(const void *key) {
+    const ew_key *k = key;
+    ew_entry *e = NULL;
+    if (cache_get(k->dev, k->rank, &k->graph, &e) != TOCL_OK)
+        cache_put_failed(k->dev, k->rank, tocl_ir_hash(&k->graph, k->rank), &k->graph);
+}
+
+static void build_async(int dev, int rank, uint64_t h, const tocl_ir_graph *g) {
+    static _Thread_local ew_key k;
+    memset(&k, 0, sizeof k);
+    k.dev = dev;
+    k.rank = rank;
+    k.graph = *g;
+    tocl_build_async(ew_build, &k, sizeof k, h);
 }
 
 void tocl_ew_wait_builds(void) {

@@ -23,6 +23,10 @@ tocl_status tocl_ew_launch(int dev, int stream, const tocl_ir_graph *g, const to
                            const cl_mem *bufs, const cl_long *offs, const tocl_scalar *scalars, tocl_ew_build mode,
                            int *launched);
 
+/* The background builder: run fn(key) on the builder thread unless the same
+ * (fn, key bytes) is queued or running. Fused eager uses it for merged
+ * elementwise graphs and for reductions with a fused prologue. */
+void tocl_build_async(void (*fn)(const void *key), const void *key, size_t size, uint64_t hash);
 /* Wait until the background thread has built every kernel asked of it. */
 void tocl_ew_wait_builds(void);
 /* Background builds finished so far and the seconds they took. */

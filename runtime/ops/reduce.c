@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fusion/defer.h"
 #include "fusion/ir_internal.h"
+#include "ops/ew_internal.h"
 #include "ops/ops_internal.h"
 #include "tocl/reduce.h"
 
@@ -55,8 +57,8 @@ static uint64_t key_hash(const tocl_reduce_desc *d, const tocl_ir_graph *g, int 
     return h;
 }
 
-static tocl_status kernel_get(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
-                              const tocl_dtype *od, int kr, int rr, red_entry **out) {
+static red_entry *kernel_find(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
+                              const tocl_dtype *od, int kr, int rr) {
     uint64_t h = key_hash(d, g, n_out, od, kr, rr);
     red_entry *e;
     pthread_mutex_lock(&cache_lock);
@@ -64,6 +66,15 @@ static tocl_status kernel_get(int dev, const tocl_reduce_desc *d, const tocl_ir_
         if (entry_matches(e, dev, d, g, n_out, od, kr, rr, h))
             break;
     pthread_mutex_unlock(&cache_lock);
+    return e;
+}
+
+static tocl_status kernel_get(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
+                              const tocl_dtype *od, int kr, int rr, red_entry **out) {
+    uint64_t h = key_hash(d, g, n_out, od, kr, rr);
+    red_entry *e = kernel_find(dev, d, g, n_out, od, kr, rr);
+    if (e && !e->kernel)
+        return tocl_fail(TOCL_E_BUILD, "this reduction kernel failed to build on the background thread");
     if (e) {
         *out = e;
         return TOCL_OK;
@@ -117,6 +128,73 @@ static tocl_status kernel_get(int dev, const tocl_reduce_desc *d, const tocl_ir_
     pthread_mutex_unlock(&cache_lock);
     *out = e;
     return TOCL_OK;
+}
+
+/* Fused eager's reduction kernels (a prologue extended by recorded ops)
+ * are built on the background builder; until one is built the reduction
+ * runs with its own prologue after the recorded ops. */
+typedef struct red_key {
+    int dev, kr, rr, n_out;
+    tocl_reduce_desc d; /* prologue: NULL, the graph is below */
+    tocl_dtype od[2];
+    tocl_ir_graph g;
+} red_key;
+
+static void red_build(const void *key) {
+    const red_key *k = key;
+    tocl_reduce_desc d = k->d;
+    d.prologue = &k->g;
+    red_entry *e;
+    if (kernel_get(k->dev, &d, &k->g, k->n_out, k->od, k->kr, k->rr, &e) == TOCL_OK)
+        return;
+    /* Remembered as failed (kernel NULL): the reduction keeps running with
+     * its own prologue without asking again. */
+    e = calloc(1, sizeof *e);
+    if (!e)
+        return;
+    e->dev = k->dev;
+    e->kr = k->kr;
+    e->rr = k->rr;
+    e->n_out = k->n_out;
+    e->hash = key_hash(&d, &k->g, k->n_out, k->od, k->kr, k->rr);
+    e->kind = d.kind;
+    e->acc = d.acc;
+    e->map = d.map;
+    e->final = d.final;
+    e->out_dtypes[0] = k->od[0];
+    e->out_dtypes[1] = k->od[1];
+    e->graph = k->g;
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_lock(&cache_lock);
+    e->next = cache[e->hash % BUCKETS];
+    cache[e->hash % BUCKETS] = e;
+    pthread_mutex_unlock(&cache_lock);
+}
+
+static int kernel_ready(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out, const tocl_dtype *od,
+                        int kr, int rr) {
+    red_entry *e = kernel_find(dev, d, g, n_out, od, kr, rr);
+    if (e)
+        return e->kernel != NULL;
+    if (tocl_defer_sync_build())
+        return kernel_get(dev, d, g, n_out, od, kr, rr, &e) == TOCL_OK;
+    static _Thread_local red_key k;
+    memset(&k, 0, sizeof k);
+    k.dev = dev;
+    k.kr = kr;
+    k.rr = rr;
+    k.n_out = n_out;
+    k.d.kind = d->kind;
+    k.d.acc = d->acc;
+    k.d.map = d->map;
+    k.d.final = d->final;
+    k.d.p = d->p;
+    k.d.correction = d->correction;
+    k.od[0] = od[0];
+    k.od[1] = n_out > 1 ? od[1] : TOCL_I64;
+    k.g = *g;
+    tocl_build_async(red_build, &k, sizeof k, key_hash(d, g, n_out, od, kr, rr));
+    return 0;
 }
 
 /* Kept dims (outputs and inputs), reduced dims (inputs), both collapsed. */
@@ -347,7 +425,24 @@ tocl_status tocl_reduce_run(int dev, int stream, const tocl_reduce_desc *d, int 
     if (M == 0)
         return TOCL_OK;
     static _Thread_local red_space sp;
-    collapse(&sp, n_out, outs, n_in, ins, d->kind == TOCL_REDUCE_ARGMAX || d->kind == TOCL_REDUCE_ARGMIN);
+    int keep_order = d->kind == TOCL_REDUCE_ARGMAX || d->kind == TOCL_REDUCE_ARGMIN;
+    /* Fused eager: recorded ops that compute an input join the prologue. */
+    static _Thread_local tocl_defer_prologue fp;
+    int fused = 0;
+    if (tocl_defer_active() && tocl_defer_reduce_begin(dev, stream, n_out, outs, n_in, ins, g, scalars, &fp)) {
+        collapse(&sp, n_out, outs, fp.n_in, fp.ins, keep_order);
+        fused = sp.kr <= TOCL_MAX_DIMS && sp.rr <= TOCL_MAX_DIMS && (!tocl_ir_uses_f64(&fp.g) || tocl_dev_props(dev)->has_fp64) &&
+                kernel_ready(dev, d, &fp.g, n_out, od, sp.kr, sp.rr);
+        TOCL_TRY(tocl_defer_reduce_end(fused));
+        if (fused) {
+            tocl_defer_count_reduction();
+            g = &fp.g;
+            n_in = fp.n_in;
+            ins = fp.ins;
+            scalars = fp.sc;
+        }
+    }
+    collapse(&sp, n_out, outs, n_in, ins, keep_order);
     if (sp.kr > TOCL_MAX_DIMS || sp.rr > TOCL_MAX_DIMS)
         return tocl_fail(TOCL_E_UNSUPPORTED, "reduction over %d kept / %d reduced dims that cannot be collapsed; at "
                          "most %d each (make the input contiguous first)", sp.kr, sp.rr, TOCL_MAX_DIMS);
@@ -367,6 +462,14 @@ tocl_status tocl_reduce_run(int dev, int stream, const tocl_reduce_desc *d, int 
             mem.offs[k] = 0;
             continue;
         }
+        if (fused && !is_out && k - n_out < fp.n_pre) {
+            /* An input of the recorded group, resolved when it was recorded:
+             * its tensor may have died since (a temporary), but nothing has
+             * written its memory (tocl_defer_reduce_begin checked). */
+            mem.bufs[k] = fp.bufs[k - n_out];
+            mem.offs[k] = fp.offs[k - n_out];
+            continue;
+        }
         TOCL_TRY(tocl_ops_resolve(dev, t, is_out ? "output" : "input", is_out ? k : k - n_out, &mem.bufs[k],
                                   &mem.offs[k], &mdevs[k]));
         if (mdevs[k] != dev && is_out)
@@ -376,7 +479,10 @@ tocl_status tocl_reduce_run(int dev, int stream, const tocl_reduce_desc *d, int 
             TOCL_TRY(tocl_stream_wait_stream(dev, stream, mdevs[k], tocl_stream_current(mdevs[k])));
     }
     cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
+    if (fused) /* the group the prologue computes stays recorded */
+        TOCL_TRY(tocl_queue_get_nodefer(dev, stream, &q));
+    else
+        TOCL_TRY(tocl_queue_get(dev, stream, &q));
     red_entry *e = NULL;
     TOCL_TRY(kernel_get(dev, d, g, n_out, od, sp.kr, sp.rr, &e));
 

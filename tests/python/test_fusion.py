@@ -418,3 +418,98 @@ def test_optimizer_step_matches_strict(opt):
 
     a, b = both_modes(fn)
     assert_same(a, b)
+
+
+# ---- reductions with a pointwise prologue -----------------------------------------
+
+
+def _fused_reduction_run(fn):
+    """fn() in fused mode; (result on the CPU, reductions fused, kernels the flushes launched)."""
+    torch_ocl.reset_fusion_stats()
+    out = fn()
+    out = [t.cpu() for t in out] if isinstance(out, (list, tuple)) else out.cpu()
+    s = torch_ocl.fusion_stats()
+    return out, s["reductions_fused"], s["kernels_launched"]
+
+
+@pytest.mark.parametrize("case", ["mul_sum", "sq_diff_mean", "affine_sum_dim0", "transposed_sum", "relu_amax",
+                                  "half_sum", "bias_broadcast_var"])
+def test_reduction_computes_its_prologue(fused, case):
+    torch.manual_seed(3)
+    dt = torch.float16 if case == "half_sum" else torch.float32
+    x = torch.randn(200, 300, dtype=dt)
+    y = torch.randn(200, 300, dtype=dt)
+    b = torch.randn(300, dtype=dt)
+    fns = {
+        "mul_sum": lambda x, y, b: (x * y).sum(),
+        "sq_diff_mean": lambda x, y, b: ((x - y) ** 2).mean(),
+        "affine_sum_dim0": lambda x, y, b: (x * 2 + 1).sum(0),
+        "transposed_sum": lambda x, y, b: (x.t() * y.t()).sum(1),
+        "relu_amax": lambda x, y, b: torch.relu(x).amax(1),
+        "half_sum": lambda x, y, b: (x * y).sum(1),
+        "bias_broadcast_var": lambda x, y, b: (x + b).var(1),
+    }
+    fn = fns[case]
+    xo, yo, bo = x.to(DEV), y.to(DEV), b.to(DEV)
+    got, nred, kernels = _fused_reduction_run(lambda: fn(xo, yo, bo))
+    # The temporary is computed inside the reduction and never written.
+    assert nred == 1, case
+    assert kernels == 0, case
+    with torch_ocl.eager_mode("strict"):
+        strict = fn(xo, yo, bo).cpu()
+    ref = fn(x.double(), y.double(), b.double()).to(dt)
+    tol = dict(rtol=2e-2, atol=2e-2) if dt == torch.float16 else dict(rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(got, ref, **tol)
+    torch.testing.assert_close(got, strict, **tol)
+
+
+def test_reduction_prologue_kept_value_still_stored(fused):
+    """A temporary that stays alive is still written when the group runs later."""
+    x = torch.randn(1000, device=DEV)
+    t = x * 3 + 1
+    s = t.sum()
+    assert torch_ocl.fusion_stats()["reductions_fused"] == 1
+    torch.testing.assert_close(t.cpu(), x.cpu() * 3 + 1)
+    torch.testing.assert_close(s.cpu(), (x.cpu() * 3 + 1).sum(), rtol=1e-5, atol=1e-3)
+
+
+def test_reduction_prologue_input_overwritten_later(fused):
+    """The group's input is updated in place after the reduction: the
+    reduction saw the old value, the kept group computes from the old value
+    too (it runs before the in-place op)."""
+    x = torch.randn(512, device=DEV)
+    x0 = x.cpu()
+    t = x * 2
+    s = t.sum()
+    x.add_(5)
+    del t
+    torch.testing.assert_close(s.cpu(), (x0 * 2).sum(), rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(x.cpu(), x0 + 5)
+
+
+def test_reduction_prologue_in_place_producer_not_fused(fused):
+    """An in-place op overwrites what it read: recomputing it later would
+    read the new value, so the reduction reads memory instead."""
+    x = torch.randn(512, device=DEV)
+    x0 = x.cpu()
+    x.mul_(2)
+    s = x.sum()
+    assert torch_ocl.fusion_stats()["reductions_fused"] == 0
+    torch.testing.assert_close(s.cpu(), (x0 * 2).sum(), rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(x.cpu(), x0 * 2)
+
+
+def test_reduction_prologue_gradients_match_strict():
+    torch.manual_seed(5)
+    w = torch.randn(64, 32)
+
+    def step():
+        wo = w.to(DEV).requires_grad_()
+        a = torch.randn(64, 32, generator=torch.Generator().manual_seed(1)).to(DEV)
+        loss = ((wo * a - 1) ** 2).mean() + (wo.abs() * 0.1).sum()
+        loss.backward()
+        return [loss.detach(), wo.grad]
+
+    a, b = both_modes(step)
+    for x, y in zip(a, b):
+        torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6)
