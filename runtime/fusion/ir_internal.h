@@ -52,6 +52,18 @@ const char *tocl_ir_op_formula(tocl_ir_op op, tocl_dtype cls);
  * Fused eager copies recorded nodes into merged graphs with it. */
 int tocl_ir_add_node(tocl_ir_graph *g, tocl_ir_op op, tocl_dtype dtype, int a0, int a1, int a2);
 
+/* An elementwise kernel's layout: its rank (0 = contiguous) and, for
+ * operands 0..11 (outputs first), whether the innermost stride is 1 (unit)
+ * or 0 (zero): the kernel then indexes that operand without the stride, so
+ * a CPU compiler sees contiguous or invariant loads and vectorises them
+ * (strides are still passed; the kernel ignores them). */
+#define TOCL_EW_LAYOUT_OPS 12
+#define TOCL_EW_LAYOUT(rank, unit, zero) ((rank) | ((unit) << 4) | ((zero) << 16))
+#define TOCL_EW_LAYOUT_RANK(l) ((l) & 15)
+#define TOCL_EW_LAYOUT_UNIT(l, k) ((k) < TOCL_EW_LAYOUT_OPS && (((l) >> (4 + (k))) & 1))
+#define TOCL_EW_LAYOUT_ZERO(l, k) ((k) < TOCL_EW_LAYOUT_OPS && (((l) >> (16 + (k))) & 1))
+tocl_status tocl_ir_render_layout(const tocl_ir_graph *g, int layout, char *buf, size_t cap);
+
 /* Exact structural equality (only the fields that rendering reads). */
 int tocl_ir_equal(const tocl_ir_graph *a, const tocl_ir_graph *b);
 /* 1 if any node, operand or scalar of g uses float64. */

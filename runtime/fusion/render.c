@@ -173,7 +173,8 @@ static void put_signature(tocl_text *t, const tocl_ir_graph *g, int rank) {
  * 1 the linear index over the outer ones, peeled innermost first with div/mod
  * (the outermost needs no modulo). 64-bit division dominated the 1-D form:
  * a broadcast add ran 3x slower than the contiguous one. */
-static void put_offsets(tocl_text *t, const tocl_ir_graph *g, int rank) {
+static void put_offsets(tocl_text *t, const tocl_ir_graph *g, int layout) {
+    int rank = TOCL_EW_LAYOUT_RANK(layout);
     int nops = g->n_outputs + g->n_inputs, in = rank - 1;
     if (rank == 1) {
         tocl_text_put(t, "    long gid = get_global_id(0);\n    if (gid >= n)\n        return;\n");
@@ -185,10 +186,18 @@ static void put_offsets(tocl_text *t, const tocl_ir_graph *g, int rank) {
         int is_out = k < g->n_outputs;
         int idx = is_out ? k : k - g->n_outputs;
         char ch = is_out ? 'o' : 'i';
-        if (rank == 1)
-            tocl_text_put(t, "    long x_%c%d = %c%d_off + gid * %c%d_st0;\n", ch, idx, ch, idx, ch, idx);
+        const char *c = rank == 1 ? "gid" : NULL;
+        char cbuf[16];
+        if (!c) {
+            snprintf(cbuf, sizeof cbuf, "c%d", in);
+            c = cbuf;
+        }
+        if (TOCL_EW_LAYOUT_UNIT(layout, k))
+            tocl_text_put(t, "    long x_%c%d = %c%d_off + %s;\n", ch, idx, ch, idx, c);
+        else if (TOCL_EW_LAYOUT_ZERO(layout, k))
+            tocl_text_put(t, "    long x_%c%d = %c%d_off;\n", ch, idx, ch, idx);
         else
-            tocl_text_put(t, "    long x_%c%d = %c%d_off + c%d * %c%d_st%d;\n", ch, idx, ch, idx, in, ch, idx, in);
+            tocl_text_put(t, "    long x_%c%d = %c%d_off + %s * %c%d_st%d;\n", ch, idx, ch, idx, c, ch, idx, in);
     }
     for (int d = rank - 2; d >= 0; d--) {
         if (d > 0)
@@ -259,6 +268,16 @@ static const char bf16_helper[] =
     "    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n}\n\n";
 
 tocl_status tocl_ir_render(const tocl_ir_graph *g, int rank, char *buf, size_t cap) {
+    if (rank < 0 || rank > TOCL_MAX_DIMS) {
+        if (buf && cap)
+            buf[0] = 0;
+        return tocl_fail(TOCL_E_INVALID, "tocl_ir_render: rank %d outside [0, %d]", rank, TOCL_MAX_DIMS);
+    }
+    return tocl_ir_render_layout(g, TOCL_EW_LAYOUT(rank, 0, 0), buf, cap);
+}
+
+tocl_status tocl_ir_render_layout(const tocl_ir_graph *g, int layout, char *buf, size_t cap) {
+    int rank = TOCL_EW_LAYOUT_RANK(layout);
     if (!buf || cap == 0)
         return tocl_fail(TOCL_E_INVALID, "tocl_ir_render: no output buffer");
     buf[0] = 0;
@@ -266,8 +285,11 @@ tocl_status tocl_ir_render(const tocl_ir_graph *g, int rank, char *buf, size_t c
         return tocl_fail(TOCL_E_INVALID, "tocl_ir_render: rank %d outside [0, %d]", rank, TOCL_MAX_DIMS);
     TOCL_TRY(tocl_ir_validate(g));
     tocl_text t = {buf, cap, 0, 0};
-    tocl_text_put(&t, "/* tocl_ew: %d nodes, %d inputs, %d scalars, %d outputs, %s */\n", g->n_nodes, g->n_inputs,
+    tocl_text_put(&t, "/* tocl_ew: %d nodes, %d inputs, %d scalars, %d outputs, %s", g->n_nodes, g->n_inputs,
         g->n_scalars, g->n_outputs, rank ? "strided" : "contiguous");
+    if (layout != rank)
+        tocl_text_put(&t, ", layout %#x", (unsigned)layout);
+    tocl_text_put(&t, " */\n");
     if (tocl_ir_uses_f64(g))
         tocl_text_put(&t, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
     tocl_text_put(&t, "\n");
@@ -279,7 +301,7 @@ tocl_status tocl_ir_render(const tocl_ir_graph *g, int rank, char *buf, size_t c
     tocl_render_helpers(&t, g);
     put_signature(&t, g, rank);
     if (rank > 0)
-        put_offsets(&t, g, rank);
+        put_offsets(&t, g, layout);
     else
         tocl_text_put(&t, "    long gid = get_global_id(0);\n    if (gid >= n)\n        return;\n");
     for (int i = 0; i < g->n_nodes; i++)

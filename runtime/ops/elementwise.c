@@ -59,7 +59,8 @@ static size_t arg_bytes(const tocl_ir_graph *g, int rank) {
 
 /* Render and build outside the cache lock (a build can take 0.6 s), then
  * insert unless another thread won the race. */
-static tocl_status cache_get(int dev, int rank, const tocl_ir_graph *g, ew_entry **out) {
+static tocl_status cache_get(int dev, int layout, const tocl_ir_graph *g, ew_entry **out) {
+    int rank = layout; /* the cache's key; TOCL_EW_LAYOUT_RANK(layout) is the kernel's rank */
     uint64_t h = tocl_ir_hash(g, rank);
     pthread_mutex_lock(&cache_lock);
     ew_entry *e = cache_find(dev, rank, h, g);
@@ -70,10 +71,11 @@ static tocl_status cache_get(int dev, int rank, const tocl_ir_graph *g, ew_entry
     }
     cl_ulong max_param = 1024;
     clGetDeviceInfo(tocl_dev_id(dev), CL_DEVICE_MAX_PARAMETER_SIZE, sizeof max_param, &max_param, NULL);
-    if (arg_bytes(g, rank) > max_param)
+    int nrank = TOCL_EW_LAYOUT_RANK(layout);
+    if (arg_bytes(g, nrank) > max_param)
         return tocl_fail(TOCL_E_UNSUPPORTED, "elementwise kernel with %d operands at rank %d needs %zu bytes of "
                          "kernel arguments; device %d allows %llu. Fuse fewer operands into one graph",
-                         g->n_outputs + g->n_inputs, rank, arg_bytes(g, rank), dev, (unsigned long long)max_param);
+                         g->n_outputs + g->n_inputs, nrank, arg_bytes(g, nrank), dev, (unsigned long long)max_param);
     char *src = malloc(RENDER_CAP);
     e = calloc(1, sizeof *e);
     if (!src || !e) {
@@ -81,7 +83,7 @@ static tocl_status cache_get(int dev, int rank, const tocl_ir_graph *g, ew_entry
         free(e);
         return tocl_fail(TOCL_E_OOM, "out of host memory rendering an elementwise kernel");
     }
-    tocl_status s = tocl_ir_render(g, rank, src, RENDER_CAP);
+    tocl_status s = tocl_ir_render_layout(g, layout, src, RENDER_CAP);
     /* IEEE division, as PyTorch computes on the CPU and on CUDA. */
     if (s == TOCL_OK)
         s = tocl_kernel_create(dev, src, "-cl-fp32-correctly-rounded-divide-sqrt", "tocl_ew", &e->kernel);
@@ -89,7 +91,7 @@ static tocl_status cache_get(int dev, int rank, const tocl_ir_graph *g, ew_entry
     if (s != TOCL_OK) {
         free(e);
         tocl_error_context("building the elementwise kernel for a %d-node graph at rank %d on device %d",
-                           g->n_nodes, rank, dev);
+                           g->n_nodes, nrank, dev);
         return s;
     }
     e->dev = dev;
@@ -380,20 +382,28 @@ tocl_status tocl_ew_launch(int dev, int stream, const tocl_ir_graph *g, const to
     if (rank > TOCL_MAX_DIMS)
         return tocl_fail(TOCL_E_UNSUPPORTED, "elementwise op over %d dims that cannot be collapsed; at most %d are "
                          "supported (make an operand contiguous first)", rank, TOCL_MAX_DIMS);
+    /* The kernel's layout: strided operands that walk the innermost
+     * dimension with stride 1 or 0 are indexed without it. */
+    int unit = 0, zero = 0;
+    for (int k = 0; k < nops && k < TOCL_EW_LAYOUT_OPS && rank > 0; k++) {
+        unit |= (it.strides[k][rank - 1] == 1) << k;
+        zero |= (it.strides[k][rank - 1] == 0) << k;
+    }
+    int layout = TOCL_EW_LAYOUT(rank, unit, zero);
     cl_command_queue q;
     TOCL_TRY(tocl_queue_get_nodefer(dev, stream, &q));
     ew_entry *e = NULL;
     if (mode == TOCL_EW_ASYNC) {
-        uint64_t h = tocl_ir_hash(g, rank);
+        uint64_t h = tocl_ir_hash(g, layout);
         pthread_mutex_lock(&cache_lock);
-        e = cache_find(dev, rank, h, g);
+        e = cache_find(dev, layout, h, g);
         pthread_mutex_unlock(&cache_lock);
         if (!e)
-            build_async(dev, rank, h, g);
+            build_async(dev, layout, h, g);
         if (!e || !e->kernel)
             return TOCL_OK; /* being built, or failed to build: the caller runs the ops one by one */
     } else {
-        TOCL_TRY(cache_get(dev, rank, g, &e));
+        TOCL_TRY(cache_get(dev, layout, g, &e));
         if (!e->kernel)
             return tocl_fail(TOCL_E_BUILD, "the elementwise kernel for this %d-node graph failed to build on the "
                              "background thread", g->n_nodes);

@@ -204,8 +204,27 @@ static void test_hash(void) {
     CHECK(tocl_ir_hash(&a, 0) != tocl_ir_hash(&b, 0) && !tocl_ir_equal(&a, &b));
 }
 
+/* Layout specialisation: an operand whose innermost stride is 1 (or 0) is
+ * indexed without it; the others keep their stride. */
+static void test_layout(void) {
+    tocl_ir_graph g;
+    build_binary(&g, TOCL_IR_ADD, TOCL_F32, TOCL_F32);
+    /* operands: o0 unit, i0 unit, i1 zero (a broadcast row) */
+    CHECK_OK(tocl_ir_render_layout(&g, TOCL_EW_LAYOUT(2, 0x3, 0x4), text, sizeof text));
+    CHECK(strstr(text, "long x_o0 = o0_off + c1;") != NULL);
+    CHECK(strstr(text, "long x_i0 = i0_off + c1;") != NULL);
+    CHECK(strstr(text, "long x_i1 = i1_off;") != NULL);
+    CHECK(strstr(text, "x_i1 += r * i1_st0;") != NULL);
+    CHECK_OK(tocl_ir_render_layout(&g, TOCL_EW_LAYOUT(2, 0x1, 0), text, sizeof text));
+    CHECK(strstr(text, "long x_i0 = i0_off + c1 * i0_st1;") != NULL);
+    CHECK_OK(tocl_ir_render_layout(&g, TOCL_EW_LAYOUT(1, 0x2, 0), text, sizeof text));
+    CHECK(strstr(text, "long x_i0 = i0_off + gid;") != NULL);
+    CHECK(strstr(text, "long x_o0 = o0_off + gid * o0_st0;") != NULL);
+}
+
 int main(void) {
     test_builders();
+    test_layout();
     test_validate();
     test_hash();
     test_goldens();
