@@ -45,7 +45,7 @@ void any_non_finite(const Tensor& src, const Tensor& dst) {
                           tocl_ir_unary(&g, TOCL_IR_ISFINITE, tocl_dtype_compute(to_tocl_dtype(src.scalar_type())), x));
   tocl_ir_output(&g, bad, TOCL_BOOL);
   TORCH_CHECK(!g.overflow, "torch_ocl: internal error building the non-finite check");
-  tocl_reduce_desc d{TOCL_REDUCE_ANY, TOCL_BOOL, TOCL_REDUCE_MAP_NONE, TOCL_REDUCE_FINAL_NONE, 0, 0, &g};
+  tocl_reduce_desc d{TOCL_REDUCE_ANY, TOCL_BOOL, TOCL_REDUCE_MAP_NONE, TOCL_REDUCE_FINAL_NONE, 0, 0, &g, 0};
   int64_t nd = src.dim();
   // The output has the input's rank with size 1 in every (reduced) dim.
   tocl_tensor out = to_tocl_tensor(dst.as_strided(std::vector<int64_t>(nd, 1), std::vector<int64_t>(nd, 0)));
@@ -92,7 +92,7 @@ void non_finite_check_and_unscale(at::TensorList self, Tensor& found_inf, const 
     tocl_ir_graph g;
     tocl_ir_init(&g);
     tocl_ir_output(&g, tocl_ir_input(&g, TOCL_BOOL), TOCL_BOOL);
-    tocl_reduce_desc d{TOCL_REDUCE_ANY, TOCL_BOOL, TOCL_REDUCE_MAP_NONE, TOCL_REDUCE_FINAL_NONE, 0, 0, &g};
+    tocl_reduce_desc d{TOCL_REDUCE_ANY, TOCL_BOOL, TOCL_REDUCE_MAP_NONE, TOCL_REDUCE_FINAL_NONE, 0, 0, &g, 0};
     tocl_tensor out = to_tocl_tensor(any.as_strided({1}, {0}));
     tocl_tensor in = to_tocl_tensor(flags);
     int dev = first.device().index();

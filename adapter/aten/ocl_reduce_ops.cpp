@@ -62,7 +62,10 @@ void run(const at::Tensor& self, std::initializer_list<at::Tensor> outs, const D
   x = tocl_ir_cast(&g, x, s.acc);
   tocl_ir_output(&g, x, s.acc);
   TORCH_CHECK(!g.overflow, "torch_ocl: internal error building a reduction prologue");
-  tocl_reduce_desc d{s.kind, s.acc, s.map, s.fin, s.p, s.correction, &g};
+  tocl_reduce_desc d{s.kind, s.acc, s.map, s.fin, s.p, s.correction, &g, 0};
+  // A temporary (its storage referenced by this tensor alone) likely dies
+  // right after: fused eager may then compute it inside the reduction.
+  d.fuse_producer = self.has_storage() && self.storage().use_count() == 1;
   std::vector<tocl_tensor> to;
   for (const auto& o : outs)
     to.push_back(to_tocl_tensor(at::native::review_reduce_result(o, static_cast<int>(nd), mask, keepdim)));
@@ -551,7 +554,7 @@ bool equal(const at::Tensor& self, const at::Tensor& other) {
   tocl_ir_output(&g, a, ct);
   tocl_ir_output(&g, b, ct);
   TORCH_CHECK(!g.overflow, "torch_ocl: internal error building equal()");
-  tocl_reduce_desc d{TOCL_REDUCE_ALL, TOCL_BOOL, TOCL_REDUCE_MAP_EQ, TOCL_REDUCE_FINAL_NONE, 0, 0, &g};
+  tocl_reduce_desc d{TOCL_REDUCE_ALL, TOCL_BOOL, TOCL_REDUCE_MAP_EQ, TOCL_REDUCE_FINAL_NONE, 0, 0, &g, 0};
   at::Tensor out = at::empty({}, self.options().dtype(at::kBool));
   int64_t nd = self.dim();
   std::vector<int64_t> ones(nd, 1);

@@ -82,6 +82,13 @@ typedef struct tocl_reduce_desc {
      * has compute dtype `acc` (MAP_EQ: any one dtype). NULL means input 0
      * converted to `acc`. The graph's scalars come from `scalars`. */
     const tocl_ir_graph *prologue;
+    /* Fused eager: the recorded ops that compute an input may be computed in
+     * the prologue instead of read from memory. Worth it only when their
+     * result then dies unwritten, so callers set it when they hold the only
+     * reference to input 0's storage (a temporary); a value that autograd
+     * saved or that stays alive is still written, and reading it back is
+     * cheaper than computing it twice. 0 (the default) never fuses. */
+    int fuse_producer;
 } tocl_reduce_desc;
 
 /* Run a reduction. n_in inputs share one shape (stride 0 broadcasts);

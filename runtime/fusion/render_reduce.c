@@ -187,6 +187,11 @@ static int fast_sum(const tocl_reduce_desc *d, const tocl_ir_graph *g) {
            g->n_scalars == 0 && g->input_dtypes[0] == d->acc && (d->acc == TOCL_F32 || d->acc == TOCL_F64);
 }
 
+/* A floating sum with any prologue and map (the unrolled lanes). */
+static int lane_sum(const tocl_reduce_desc *d) {
+    return d->kind == TOCL_REDUCE_SUM && (d->acc == TOCL_F32 || d->acc == TOCL_F64);
+}
+
 static int graph_uses_f64(const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out, const tocl_dtype *od) {
     if (d->acc == TOCL_F64 || tocl_ir_uses_f64(g))
         return 1;
@@ -334,6 +339,35 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
                 "                    for (; k < run; k++)\n                        y += src[k];\n"
                 "                    s.v += y;\n                    r += run;\n                    continue;\n"
                 "                }\n", L, ty, ty, ty);
+    }
+    else if (lane_sum(d)) {
+        /* Any prologue: eight lanes in straight-line code, each with its own
+         * accumulator, when every input is contiguous along the run. The
+         * lanes break the add chain and let the compiler vectorise them
+         * (a fused relu-backward bias gradient ran 4x slower without). */
+        tocl_text_put(&t, "                if (");
+        for (int k = 0; k < nin; k++)
+            tocl_text_put(&t, "%si%d_rs%d == 1", k ? " && " : "", k, L);
+        tocl_text_put(&t, ") {\n                    A a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;\n"
+                "                    long k = 0;\n                    for (; k + 8 <= run; k += 8) {\n");
+        for (int lane = 0; lane < 8; lane++) {
+            tocl_text_put(&t, "                    {\n");
+            for (int k = 0; k < nin; k++)
+                tocl_text_put(&t, "                    long x_i%d = xb_i%d + inner + k + %d;\n", k, k, lane);
+            tocl_text_put(&t, "%s", nodes);
+            put_map(&t, d, g);
+            tocl_text_put(&t, "                    a%d += x;\n                    }\n", lane);
+        }
+        tocl_text_put(&t, "                    }\n"
+                "                    A y = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));\n"
+                "                    for (; k < run; k++) {\n");
+        for (int k = 0; k < nin; k++)
+            tocl_text_put(&t, "                    long x_i%d = xb_i%d + inner + k;\n", k, k);
+        tocl_text_put(&t, "%s", nodes);
+        put_map(&t, d, g);
+        tocl_text_put(&t, "                    y += x;\n                    }\n"
+                "                    s.v += y;\n                    r += run;\n                    continue;\n"
+                "                }\n");
     }
     tocl_text_put(&t, "                for (long k = 0; k < run; k++) {\n");
     for (int k = 0; k < nin; k++)

@@ -429,7 +429,7 @@ tocl_status tocl_reduce_run(int dev, int stream, const tocl_reduce_desc *d, int 
     /* Fused eager: recorded ops that compute an input join the prologue. */
     static _Thread_local tocl_defer_prologue fp;
     int fused = 0;
-    if (tocl_defer_active() && tocl_defer_reduce_begin(dev, stream, n_out, outs, n_in, ins, g, scalars, &fp)) {
+    if (d->fuse_producer && tocl_defer_active() && tocl_defer_reduce_begin(dev, stream, n_out, outs, n_in, ins, g, scalars, &fp)) {
         collapse(&sp, n_out, outs, fp.n_in, fp.ins, keep_order);
         fused = sp.kr <= TOCL_MAX_DIMS && sp.rr <= TOCL_MAX_DIMS && (!tocl_ir_uses_f64(&fp.g) || tocl_dev_props(dev)->has_fp64) &&
                 kernel_ready(dev, d, &fp.g, n_out, od, sp.kr, sp.rr);
