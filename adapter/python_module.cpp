@@ -181,6 +181,7 @@ PYBIND11_MODULE(_C, m) {
     d["ops_run_separately"] = s.ops_run_separately;
     d["intermediates_elided"] = s.intermediates_elided;
     d["reductions_fused"] = s.reductions_fused;
+    d["broadcasts_inlined"] = s.broadcasts_inlined;
     d["cache_hits"] = s.cache_hits;
     d["cache_misses"] = s.cache_misses;
     d["builds"] = s.builds;

@@ -7,8 +7,11 @@
  * queue (another kind of op, a copy, a host read, an event, a
  * synchronisation) first renders the recorded ops as merged graphs:
  * producer-consumer chains and independent ops over the same elements
- * become one kernel, and an intermediate whose storage was freed before the
- * flush is never written to memory. Results equal strict mode bit for bit.
+ * become one kernel, an op reading a small dead producer through a
+ * broadcast computes it itself, and an intermediate whose storage was freed
+ * before the flush is never written to memory. Results equal strict mode
+ * bit for bit. A reduction may compute the recorded ops that produce its
+ * input in its prologue (tocl_reduce_desc.fuse_producer).
  * A merged graph not yet built runs as its separate kernels while a
  * background thread builds it for the next time. */
 #ifndef TOCL_FUSION_H
@@ -48,6 +51,7 @@ typedef struct tocl_fusion_stats {
     uint64_t ops_run_separately;    /* ops of merged graphs run alone while their kernel was built */
     uint64_t intermediates_elided;  /* outputs never written to memory */
     uint64_t reductions_fused;      /* reductions that computed recorded ops in their prologue */
+    uint64_t broadcasts_inlined;    /* producers over fewer elements computed by their broadcast consumer */
     uint64_t cache_hits;            /* merged graphs whose kernel was built */
     uint64_t cache_misses;          /* merged graphs sent to the background builder */
     uint64_t builds;                /* background builds finished */

@@ -55,7 +55,8 @@ def fusion_stats() -> dict:
     """Counters since start or the last reset: ops recorded, flushes, groups
     (``graphs_flushed``), kernels launched, fused launches, intermediates
     elided, reductions that computed recorded ops in their prologue
-    (``reductions_fused``), fused-kernel cache hits and misses, background
+    (``reductions_fused``), broadcast producers computed by their consumer
+    (``broadcasts_inlined``), fused-kernel cache hits and misses, background
     builds and their seconds."""
     return dict(_C._fusion_stats())
 

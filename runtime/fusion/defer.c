@@ -32,7 +32,7 @@ static int g_log = -1;
 static _Thread_local int tl_flushing;
 
 static struct {
-    atomic_uint_least64_t ops_recorded, flushes, graphs, fused, kernels, separately, elided, hits, misses, reductions;
+    atomic_uint_least64_t ops_recorded, flushes, graphs, fused, kernels, separately, elided, hits, misses, reductions, inlined;
 } st;
 
 /* ---- mode ------------------------------------------------------------------- */
@@ -85,6 +85,7 @@ void tocl_fusion_stats_get(tocl_fusion_stats *out) {
     out->ops_run_separately = atomic_load(&st.separately);
     out->intermediates_elided = atomic_load(&st.elided);
     out->reductions_fused = atomic_load(&st.reductions);
+    out->broadcasts_inlined = atomic_load(&st.inlined);
     out->cache_hits = atomic_load(&st.hits);
     out->cache_misses = atomic_load(&st.misses);
     tocl_ew_build_stats(&out->builds, &out->build_seconds);
@@ -99,6 +100,7 @@ void tocl_fusion_stats_reset(void) {
     atomic_store(&st.separately, 0);
     atomic_store(&st.elided, 0);
     atomic_store(&st.reductions, 0);
+    atomic_store(&st.inlined, 0);
     atomic_store(&st.hits, 0);
     atomic_store(&st.misses, 0);
 }
@@ -537,6 +539,7 @@ static tocl_status flush_locked(d_dev *d, int dev, int stream) {
             for (int i = 0; i < n && rc == TOCL_OK; i++)
                 rc = run_one(dev, stream, &s->recs[i]);
         } else {
+            atomic_fetch_add(&st.inlined, (uint64_t)tocl_defer_inline_broadcasts(dev, s->recs, n));
             int ng = tocl_defer_group_all(s->recs, n, groups);
             if (log_on())
                 fprintf(stderr, "[torch_ocl fusion] dev %d stream %d: flushing %d ops in %d groups\n", dev, stream,

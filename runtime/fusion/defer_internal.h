@@ -114,6 +114,10 @@ int tocl_defer_group_all(d_rec *recs, int n, d_group *groups);
  * after it)? */
 int tocl_defer_conflicts_later(d_rec *recs, const d_group *groups, int ng, int gi);
 
+/* defer_inline.c: consumers take in the graphs of dead broadcast producers
+ * they read (before grouping); returns how many were inlined. */
+int tocl_defer_inline_broadcasts(int dev, d_rec *recs, int n);
+
 /* defer.c: the device's state (created on demand); the group's merged graph
  * (0 when it does not fit one kernel), with *target_node set to the node
  * that computes the output operand `target` (may be NULL); running a group;

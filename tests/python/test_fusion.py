@@ -513,3 +513,62 @@ def test_reduction_prologue_gradients_match_strict():
     a, b = both_modes(step)
     for x, y in zip(a, b):
         torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6)
+
+
+# ---- broadcast producers ---------------------------------------------------------
+
+
+def _rms_norm(x, w):
+    v = x.pow(2).mean(-1, keepdim=True)
+    return w * (x * torch.rsqrt(v + 1e-6))
+
+
+def test_broadcast_producer_computed_by_consumer(fused):
+    """RMS norm: rsqrt(var + eps) over [N, 1] is computed inside x * r * w
+    over [N, D]; the small intermediates are never written."""
+    torch.manual_seed(11)
+    x, w = torch.randn(64, 512, device=DEV), torch.randn(512, device=DEV)
+    got = _rms_norm(x, w).cpu()
+    s = torch_ocl.fusion_stats()
+    assert s["broadcasts_inlined"] >= 1
+    assert s["kernels_launched"] == 1  # add, rsqrt, mul, mul: one kernel (the square went into the mean)
+    with torch_ocl.eager_mode("strict"):
+        strict = _rms_norm(x, w).cpu()
+    assert_same(strict, got)
+    torch.testing.assert_close(got, _rms_norm(x.cpu(), w.cpu()), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_broadcast_producer_half_rounding(fused, dtype):
+    """The inlined producer's value is rounded as its half storage would."""
+    x = torch.randn(32, 64, dtype=dtype, device=DEV)
+    col = torch.randn(32, 1, dtype=dtype, device=DEV)
+
+    def fn():
+        return x * (col * 3 + 1)
+
+    got = fn().cpu()
+    assert torch_ocl.fusion_stats()["broadcasts_inlined"] >= 1
+    with torch_ocl.eager_mode("strict"):
+        strict = fn().cpu()
+    assert_same(strict, got)
+
+
+def test_broadcast_producer_kept_alive_not_inlined(fused):
+    x = torch.randn(16, 8, device=DEV)
+    row = torch.randn(8, device=DEV)
+    r = row * 2  # stays alive: computed once, stored, read by the consumer
+    y = x + r
+    torch.testing.assert_close(y.cpu(), x.cpu() + row.cpu() * 2)
+    torch.testing.assert_close(r.cpu(), row.cpu() * 2)
+    assert torch_ocl.fusion_stats()["broadcasts_inlined"] == 0
+
+
+def test_broadcast_producer_not_inlined_when_consumer_overwrites_its_input(fused):
+    """x.mul_(x[:1] * 2): recomputing x[:1] * 2 per element would read rows
+    the consumer already overwrote."""
+    x = torch.randn(8, 16, device=DEV)
+    x0 = x.cpu()
+    x.mul_(x[:1] * 2)
+    torch.testing.assert_close(x.cpu(), x0 * (x0[:1] * 2))
+    assert torch_ocl.fusion_stats()["broadcasts_inlined"] == 0
