@@ -20,7 +20,7 @@ C_BUILD := build/c
 export CCACHE_BASEDIR := $(CURDIR)
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
-.PHONY: demo test setup install ctest pytest sanitize conformance models bench docs clean
+.PHONY: demo test setup install ctest pytest sanitize conformance models bench docs clean kernel-profile
 
 demo: install
 	$(VPY) examples/train_gpt.py --preset demo
@@ -91,6 +91,11 @@ bench: install
 # Generated docs that need no long run.
 docs: install
 	$(VPY) -m torch_ocl ops --markdown > docs/native_ops.md
+
+# Device time per OpenCL kernel, for any program (see tools/kernel_profile.c).
+kernel-profile: build/kernel_profile.so
+build/kernel_profile.so: tools/kernel_profile.c $(STAMPS)/apt
+	mkdir -p build && cc -shared -fPIC -O2 -Wall -o $@ $< -ldl -lOpenCL
 
 clean:
 	rm -rf build $(STAMPS) *.egg-info

@@ -187,6 +187,11 @@ static int fast_sum(const tocl_reduce_desc *d, const tocl_ir_graph *g) {
            g->n_scalars == 0 && g->input_dtypes[0] == d->acc && (d->acc == TOCL_F32 || d->acc == TOCL_F64);
 }
 
+/* The vectorised sums fold a run in blocks of this many elements, each
+ * block's eight lanes summed into the row's total: rounding error grows
+ * with BLOCK / 8 + run / BLOCK additions rather than run / 8. */
+#define BLOCK "1024"
+
 /* A floating sum with any prologue and map (the unrolled lanes). */
 static int lane_sum(const tocl_reduce_desc *d) {
     return d->kind == TOCL_REDUCE_SUM && (d->acc == TOCL_F32 || d->acc == TOCL_F64);
@@ -333,9 +338,13 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
         const char *ty = tocl_render_compute_type(d->acc);
         tocl_text_put(&t, "                if (i0_rs%d == 1) {\n"
                 "                    __global const %s *src = i0 + xb_i0 + inner;\n"
-                "                    %s8 a8 = (%s8)0;\n                    long k = 0;\n"
-                "                    for (; k + 8 <= run; k += 8)\n                        a8 += vload8(0, src + k);\n"
-                "                    A y = ((a8.s0 + a8.s1) + (a8.s2 + a8.s3)) + ((a8.s4 + a8.s5) + (a8.s6 + a8.s7));\n"
+                "                    A y = 0;\n                    long k = 0;\n"
+                "                    while (k + 8 <= run) {\n"
+                "                        long kb = min(run - 7, k + (long)" BLOCK ");\n"
+                "                        %s8 a8 = (%s8)0;\n"
+                "                        for (; k < kb; k += 8)\n                            a8 += vload8(0, src + k);\n"
+                "                        y += ((a8.s0 + a8.s1) + (a8.s2 + a8.s3)) + ((a8.s4 + a8.s5) + (a8.s6 + a8.s7));\n"
+                "                    }\n"
                 "                    for (; k < run; k++)\n                        y += src[k];\n"
                 "                    s.v += y;\n                    r += run;\n                    continue;\n"
                 "                }\n", L, ty, ty, ty);
@@ -348,8 +357,11 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
         tocl_text_put(&t, "                if (");
         for (int k = 0; k < nin; k++)
             tocl_text_put(&t, "%si%d_rs%d == 1", k ? " && " : "", k, L);
-        tocl_text_put(&t, ") {\n                    A a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;\n"
-                "                    long k = 0;\n                    for (; k + 8 <= run; k += 8) {\n");
+        tocl_text_put(&t, ") {\n                    A y = 0;\n                    long k = 0;\n"
+                "                    while (k + 8 <= run) {\n"
+                "                    long kb = min(run - 7, k + (long)" BLOCK ");\n"
+                "                    A a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;\n"
+                "                    for (; k < kb; k += 8) {\n");
         for (int lane = 0; lane < 8; lane++) {
             tocl_text_put(&t, "                    {\n");
             for (int k = 0; k < nin; k++)
@@ -359,7 +371,8 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
             tocl_text_put(&t, "                    a%d += x;\n                    }\n", lane);
         }
         tocl_text_put(&t, "                    }\n"
-                "                    A y = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));\n"
+                "                    y += ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));\n"
+                "                    }\n"
                 "                    for (; k < run; k++) {\n");
         for (int k = 0; k < nin; k++)
             tocl_text_put(&t, "                    long x_i%d = xb_i%d + inner + k;\n", k, k);

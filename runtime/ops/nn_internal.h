@@ -32,14 +32,18 @@ tocl_status tocl_nn_operand(int dev, const tocl_tensor *t, const char *what, int
                             cl_long *off);
 
 /* One row per work-item when rows are short, or strided and many, or (on
- * CPUs) when there are enough rows to give every compute unit a group of
- * them: a CPU runs a group's work-items one after another, so a row per
+ * CPUs) when contiguous rows are enough to give every compute unit a group
+ * of them: a CPU runs a group's work-items one after another, so a row per
  * group pays a local-memory tree and its barriers for nothing (layer norm
- * over [1024, 256] is 7x faster on PoCL this way). */
-static inline int tocl_nn_use_items(int dev, int64_t rows, int64_t n, int strided) {
+ * over [1024, 256] is 7x faster on PoCL this way). Batch norm (strided
+ * rows) keeps the tree: its statistics over few elements feed
+ * ill-conditioned gradients, and the tree's rounding matched the CPU's
+ * closer (wide_resnet50_2's train step at 32x32 failed the sweep with
+ * sequential Welford); batch_norm says which. */
+static inline int tocl_nn_use_items(int dev, int64_t rows, int64_t n, int strided, int batch_norm) {
     const tocl_device_props *pr = tocl_dev_props(dev);
     int64_t cu = pr->compute_units ? pr->compute_units : 1;
-    if (pr->kind == TOCL_DEVICE_CPU && rows >= 256 * cu)
+    if (pr->kind == TOCL_DEVICE_CPU && !strided && !batch_norm && rows >= 256 * cu)
         return 1;
     return n <= 32 || (strided && rows >= 64);
 }

@@ -116,7 +116,7 @@ tocl_status tocl_nn_norm_forward(int dev, int stream, const tocl_norm_desc *d, i
     p.y_off = ops[0].off;
     q.w_off = ops[1].off, q.b_off = ops[2].off, q.mean_off = ops[3].off, q.rstd_off = ops[4].off;
     q.rm_off = ops[5].off, q.rv_off = ops[6].off;
-    int item = tocl_nn_use_items(dev, p.rows, p.n, 0);
+    int item = tocl_nn_use_items(dev, p.rows, p.n, 0, d->kind == TOCL_NORM_BATCH);
     tocl_dtype dts[5] = {x->dtype, dt_or(y, x), weight ? weight->dtype : dt_or(bias, x), dt_or(mean, x),
                          dt_or(running_mean, x)};
     char opts[1024];
@@ -189,7 +189,7 @@ tocl_status tocl_nn_norm_backward(int dev, int stream, const tocl_norm_desc *d, 
     char opts[1024];
     tocl_ops_kernel *k;
     if ((grad_in || (row_affine && (grad_weight || grad_bias))) && p.rows > 0) {
-        int item = tocl_nn_use_items(dev, p.rows, p.n, 0);
+        int item = tocl_nn_use_items(dev, p.rows, p.n, 0, d->kind == TOCL_NORM_BATCH);
         tocl_dtype dts[6] = {x->dtype, grad_out->dtype, dt_or(grad_in, x), wdt, sdt, rdt};
         TOCL_TRY(tocl_nn_options(dev, "XGZWSR", dts, item, opts, sizeof opts));
         TOCL_TRY(tocl_ops_kernel_get(dev, "norm", "nn_norm_bwd", opts, &k));

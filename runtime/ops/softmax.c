@@ -130,7 +130,7 @@ static tocl_status sm_run(int dev, int stream, int backward, const tocl_tensor *
         TOCL_TRY(tocl_nn_operand(dev, z, "grad_input", numel, &bz, &oz));
     if (numel == 0)
         return TOCL_OK;
-    int item = tocl_nn_use_items(dev, p.rows, p.n, p.b < p.n);
+    int item = tocl_nn_use_items(dev, p.rows, p.n, p.b < p.n, 0);
     tocl_dtype dts[3] = {x->dtype, y->dtype, backward ? z->dtype : TOCL_F32};
     char opts[1024];
     TOCL_TRY(tocl_nn_options(dev, "XYZ", dts, item, opts, sizeof opts));
