@@ -63,9 +63,9 @@ ctest: $(C_BUILD)/build.ninja
 	cd $(C_BUILD) && ctest --output-on-failure -j 1
 
 # One worker per core: a cold run is mostly PoCL compiling kernels, one at a time per process.
-# The whole suite runs in both eager modes: strict, then fused (TORCH_OCL_EAGER=fused).
+# The whole suite runs in both eager modes: strict, then fused (the default).
 pytest: install
-	$(TEST_ENV) $(VPY) -m pytest -q -n $(JOBS) tests/python
+	$(TEST_ENV) TORCH_OCL_EAGER=strict $(VPY) -m pytest -q -n $(JOBS) tests/python
 	$(TEST_ENV) TORCH_OCL_EAGER=fused $(VPY) -m pytest -q -n $(JOBS) tests/python
 
 # The C runtime and its tests under AddressSanitizer + UndefinedBehaviorSanitizer.

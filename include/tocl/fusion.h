@@ -1,8 +1,8 @@
 /* fusion.h - fused eager mode: elementwise ops are recorded per stream and
  * run as few generated kernels as possible when a value is needed.
  *
- * In strict mode (the default) every elementwise op is one kernel. In fused
- * mode an op's operands are checked at once (errors surface at the op that
+ * In strict mode every elementwise op is one kernel. In fused mode (the
+ * default) an op's operands are checked at once (errors surface at the op that
  * caused them) but its launch is recorded; anything that takes the stream's
  * queue (another kind of op, a copy, a host read, an event, a
  * synchronisation) first renders the recorded ops as merged graphs:
@@ -27,7 +27,8 @@ extern "C" {
 
 typedef enum tocl_eager_mode { TOCL_EAGER_STRICT = 0, TOCL_EAGER_FUSED = 1 } tocl_eager_mode;
 
-/* The process-wide mode; the first call reads TORCH_OCL_EAGER (strict|fused).
+/* The process-wide mode; the first call reads TORCH_OCL_EAGER (strict|fused,
+ * default fused).
  * Switching runs everything recorded so far. */
 tocl_status tocl_eager_mode_set(tocl_eager_mode mode);
 tocl_eager_mode tocl_eager_mode_get(void);

@@ -1,13 +1,16 @@
 """Fused eager mode: elementwise ops are recorded and run as merged kernels.
 
-``strict`` (the default) runs every op as its own kernel. ``fused`` records
+``fused`` (the default) records
 elementwise ops per stream and, when a value is needed (a host read, an op
 that is not elementwise, a synchronisation, an event), renders them as few
 kernels as possible; intermediates whose tensors were freed by then are
-never written to memory. Results equal strict mode bit for bit.
+never written to memory; reductions compute the ops that produce their
+input, and ops compute small producers they read through a broadcast.
+Results equal strict mode bit for bit (reductions within rounding).
+``strict`` runs every op as its own kernel.
 
-Choose it with ``TORCH_OCL_EAGER=fused``, ``torch_ocl.set_eager_mode("fused")``
-or ``with torch_ocl.eager_mode("fused"): ...``. ``TORCH_OCL_LOG=fusion``
+Choose with ``TORCH_OCL_EAGER=strict|fused``, ``torch_ocl.set_eager_mode(...)``
+or ``with torch_ocl.eager_mode("strict"): ...``. ``TORCH_OCL_LOG=fusion``
 prints every fused group.
 """
 
