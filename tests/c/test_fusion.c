@@ -2,7 +2,9 @@
  * a chain of recorded ops becomes one kernel with the same bits as strict
  * mode; freed intermediates are not stored; float16 intermediates round as
  * their storage would; reads, syncs and other ops flush; an op reading a
- * value through a different layout is not merged with its producer. */
+ * value through a different layout is not merged with its producer; a
+ * reduction computes the recorded op that produces its input, and that
+ * op's freed result is never stored. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include "internal.h"
 #include "tocl/fusion.h"
 #include "tocl/ops.h"
+#include "tocl/reduce.h"
 #include "tocl_test.h"
 
 #define N 1000
@@ -251,6 +254,38 @@ static void test_background_build(void) {
     tocl_mem_free(y);
 }
 
+/* t = x * 3 recorded, then sum(t) with fuse_producer: the reduction reads
+ * x, t (freed after the sum) is never written, the sum is right. */
+static void test_reduction_prologue(void) {
+    float host[N];
+    double want = 0;
+    for (int i = 0; i < N; i++) {
+        host[i] = (float)(i % 17) - 8.0f;
+        want += 3.0 * host[i];
+    }
+    tocl_addr x = alloc_f32(host, N), t = alloc_f32(NULL, N), s = alloc_f32(NULL, 1);
+    CHECK_OK(tocl_eager_mode_set(TOCL_EAGER_FUSED));
+    tocl_fusion_set_sync_build(1);
+    tocl_fusion_stats_reset();
+    scalar_op(TOCL_IR_MUL, t, x, TOCL_F32, 3.0);
+    tocl_reduce_desc d = {TOCL_REDUCE_SUM, TOCL_F32, TOCL_REDUCE_MAP_NONE, TOCL_REDUCE_FINAL_NONE, 0, 0, NULL, 1};
+    tocl_tensor out = vec(s, TOCL_F32, 1), in = vec(t, TOCL_F32, N);
+    out.strides[0] = 0;
+    CHECK_OK(tocl_reduce_run(0, 0, &d, 1, &out, 1, &in, NULL));
+    CHECK_OK(tocl_mem_free(t)); /* the temporary dies */
+    float got = 0;
+    CHECK_OK(tocl_copy_d2h(0, 0, &got, s, 4, 1));
+    tocl_fusion_stats fs;
+    tocl_fusion_stats_get(&fs);
+    CHECK(fs.reductions_fused == 1);
+    CHECK(fs.kernels_launched == 0); /* the multiply ran inside the reduction only */
+    CHECK(fabs(got - want) < 1e-3);
+    tocl_fusion_set_sync_build(0);
+    CHECK_OK(tocl_eager_mode_set(TOCL_EAGER_STRICT));
+    tocl_mem_free(s);
+    tocl_mem_free(x);
+}
+
 int main(void) {
     if (tocl_device_count() < 1) {
         printf("no OpenCL device: skipped\n");
@@ -263,6 +298,7 @@ int main(void) {
     test_inplace_and_flush_by_other_op();
     test_dead_but_read_later();
     test_background_build();
+    test_reduction_prologue();
     tocl_fusion_wait_builds();
     TOCL_TEST_END();
 }
