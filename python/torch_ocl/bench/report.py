@@ -89,7 +89,8 @@ def markdown(run: Dict, prices: Dict[str, float]) -> str:
         out.append(f"- `{d}`: {data['description']}")
     out += ["", "Host-clock figures synchronise the device around each timed repetition; ocl/cuda "
             "bandwidth figures use device events. Each value is the median of several repetitions after "
-            "warm-up; the JSON has the spread.", ""]
+            "warm-up; the JSON has the spread. Micro figures run ocl in strict eager mode (one kernel per op: "
+            "what a kernel achieves); models run in the default mode (fused eager).", ""]
     for section, title in (("micro", "Micro"), ("models", "Models")):
         t = _table(run, section)
         if t:
