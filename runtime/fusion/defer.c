@@ -388,11 +388,7 @@ int tocl_defer_merge(d_rec *recs, const d_group *gr, merged *m, const d_operand 
                 g->scalar_dtypes[g->n_scalars] = r->g.scalar_dtypes[n->arg[0]];
                 v = tocl_ir_add_node(g, TOCL_IR_SCALAR, n->dtype, g->n_scalars++, 0, 0);
             } else {
-                const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);
-                int args[3] = {0, 0, 0};
-                for (int k = 0; info && k < info->arity; k++)
-                    args[k] = map[n->arg[k]];
-                v = tocl_ir_add_node(g, n->op, n->dtype, args[0], args[1], args[2]);
+                v = tocl_ir_add_mapped(g, n, map);
             }
             if (v < 0)
                 return merge_fail(__LINE__);

@@ -107,11 +107,7 @@ static int inline_one(int dev, d_rec *recs, int wi, int b, d_rec *r, int a) {
         } else if (n->op == TOCL_IR_SCALAR) {
             v = tocl_ir_add_node(&g, TOCL_IR_SCALAR, n->dtype, r->g.n_scalars + n->arg[0], 0, 0);
         } else {
-            const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);
-            int args[3] = {0, 0, 0};
-            for (int k = 0; info && k < info->arity; k++)
-                args[k] = wmap[n->arg[k]];
-            v = tocl_ir_add_node(&g, n->op, n->dtype, args[0], args[1], args[2]);
+            v = tocl_ir_add_mapped(&g, n, wmap);
         }
         if (v < 0)
             return 0;
@@ -133,11 +129,7 @@ static int inline_one(int dev, d_rec *recs, int wi, int b, d_rec *r, int a) {
         } else if (n->op == TOCL_IR_SCALAR) {
             v = tocl_ir_add_node(&g, TOCL_IR_SCALAR, n->dtype, n->arg[0], 0, 0);
         } else {
-            const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);
-            int args[3] = {0, 0, 0};
-            for (int k = 0; info && k < info->arity; k++)
-                args[k] = rmap[n->arg[k]];
-            v = tocl_ir_add_node(&g, n->op, n->dtype, args[0], args[1], args[2]);
+            v = tocl_ir_add_mapped(&g, n, rmap);
         }
         if (v < 0)
             return 0;

@@ -128,11 +128,7 @@ static int build(const merged *m, int target_node, tocl_dtype target_storage, co
             p->sc[g->n_scalars] = m->sc[n->arg[0]];
             v = tocl_ir_add_node(g, TOCL_IR_SCALAR, n->dtype, g->n_scalars++, 0, 0);
         } else {
-            int args[3] = {0, 0, 0};
-            const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);
-            for (int a = 0; info && a < info->arity; a++)
-                args[a] = nmap[n->arg[a]];
-            v = tocl_ir_add_node(g, n->op, n->dtype, args[0], args[1], args[2]);
+            v = tocl_ir_add_mapped(g, n, nmap);
         }
         if (v < 0)
             return 0;
@@ -170,11 +166,7 @@ static int build(const merged *m, int target_node, tocl_dtype target_storage, co
             int e = g->n_scalars + n->arg[0];
             v = tocl_ir_add_node(g, TOCL_IR_SCALAR, n->dtype, e, 0, 0);
         } else {
-            const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);
-            int args[3] = {0, 0, 0};
-            for (int a = 0; info && a < info->arity; a++)
-                args[a] = map[n->arg[a]];
-            v = tocl_ir_add_node(g, n->op, n->dtype, args[0], args[1], args[2]);
+            v = tocl_ir_add_mapped(g, n, map);
         }
         if (v < 0)
             return 0;

@@ -31,6 +31,14 @@ int tocl_ir_add_node(tocl_ir_graph *g, tocl_ir_op op, tocl_dtype dtype, int a0, 
     return g->n_nodes++;
 }
 
+int tocl_ir_add_mapped(tocl_ir_graph *g, const tocl_ir_node *n, const int *map) {
+    const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);
+    int args[3] = {0, 0, 0};
+    for (int k = 0; info && k < info->arity; k++)
+        args[k] = map[n->arg[k]];
+    return tocl_ir_add_node(g, n->op, n->dtype, args[0], args[1], args[2]);
+}
+
 int tocl_ir_input(tocl_ir_graph *g, tocl_dtype storage) {
     if (!g || !dtype_ok(storage) || g->n_inputs >= TOCL_IR_MAX_INPUTS)
         return g ? fail(g) : -1;

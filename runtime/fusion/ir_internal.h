@@ -51,6 +51,9 @@ const char *tocl_ir_op_formula(tocl_ir_op op, tocl_dtype cls);
  * caller validates the graph); -1 and g->overflow set when it is full.
  * Fused eager copies recorded nodes into merged graphs with it. */
 int tocl_ir_add_node(tocl_ir_graph *g, tocl_ir_op op, tocl_dtype dtype, int a0, int a1, int a2);
+/* Append a copy of node n of another graph (not INPUT or SCALAR) whose
+ * arguments are map[n->arg[k]]: how fused eager moves nodes between graphs. */
+int tocl_ir_add_mapped(tocl_ir_graph *g, const tocl_ir_node *n, const int *map);
 
 /* An elementwise kernel's layout: its rank (0 = contiguous) and, for
  * operands 0..11 (outputs first), whether the innermost stride is 1 (unit)
