@@ -170,17 +170,11 @@ tocl_status tocl_defer_record(int dev, int stream, const tocl_ir_graph *g, const
     for (int k = 0; k < nops; k++) {
         const tocl_tensor *t = ops[k];
         d_operand *o = &tmp[k];
-        uint64_t last = 0, es = tocl_dtype_size(t->dtype);
-        for (int d = 0; d < ndim; d++) {
+        range_of(t, o);
+        for (int d = 0; d < ndim; d++)
             o->st[d] = t->strides[d];
-            last += (uint64_t)(t->sizes[d] - 1) * (uint64_t)t->strides[d];
-        }
-        o->data = t->data;
-        o->lo = t->data;
-        o->hi = t->data + (last + 1) * es;
         o->buf = bufs[k];
         o->off = offs[k];
-        o->dtype = t->dtype;
         o->flat_st = ndim == 1 ? t->strides[0] : 0;
     }
     /* An op whose outputs overlap its own operands other than element for
@@ -521,6 +515,33 @@ tocl_status tocl_defer_run_group(int dev, int stream, d_rec *recs, const d_group
 
 /* ---- flushing ------------------------------------------------------------------- */
 
+int tocl_defer_plan(int dev, d_rec *recs, int n, d_group *groups) {
+    atomic_fetch_add(&st.inlined, (uint64_t)tocl_defer_inline_broadcasts(dev, recs, n));
+    return tocl_defer_group_all(recs, n, groups);
+}
+
+/* The stream's n records ran, but for `kept` moved to its front, which stay
+ * recorded. Whatever happened, the others are consumed: a failure is
+ * reported once, at the op that caused the flush, and not replayed. */
+static tocl_status finish_flush(d_dev *d, int dev, int stream, int n, int kept, tocl_status rc) {
+    d_stream *s = &d->s[stream];
+    s->n = kept;
+    s->epoch++; /* every free-table entry is stale; kept records enter it anew */
+    d->pending -= n - kept;
+    atomic_fetch_sub(&g_pending, n - kept);
+    if (d->pending == 0) {
+        d->nents = 0;
+        memset(d->heads, -1, sizeof d->heads);
+    }
+    for (int i = 0; i < kept; i++)
+        tocl_defer_index_outputs(d, stream, i);
+    tl_flushing = 0;
+    if (rc != TOCL_OK)
+        tocl_error_context("running %d deferred elementwise ops (fused eager mode) on device %d stream %d", n - kept,
+                           dev, stream);
+    return rc;
+}
+
 static tocl_status flush_locked(d_dev *d, int dev, int stream) {
     d_stream *s = &d->s[stream];
     int n = s->n;
@@ -540,8 +561,7 @@ static tocl_status flush_locked(d_dev *d, int dev, int stream) {
             for (int i = 0; i < n && rc == TOCL_OK; i++)
                 rc = run_one(dev, stream, &s->recs[i]);
         } else {
-            atomic_fetch_add(&st.inlined, (uint64_t)tocl_defer_inline_broadcasts(dev, s->recs, n));
-            int ng = tocl_defer_group_all(s->recs, n, groups);
+            int ng = tocl_defer_plan(dev, s->recs, n, groups);
             if (log_on())
                 fprintf(stderr, "[torch_ocl fusion] dev %d stream %d: flushing %d ops in %d groups\n", dev, stream,
                         n, ng);
@@ -550,21 +570,7 @@ static tocl_status flush_locked(d_dev *d, int dev, int stream) {
             free(groups);
         }
     }
-    /* Whatever happened, the records are consumed: a failure is reported
-     * once, at the op that caused the flush, and not replayed. */
-    s->n = 0;
-    s->epoch++;
-    d->pending -= n;
-    atomic_fetch_sub(&g_pending, n);
-    if (d->pending == 0) {
-        d->nents = 0;
-        memset(d->heads, -1, sizeof d->heads);
-    }
-    tl_flushing = 0;
-    if (rc != TOCL_OK)
-        tocl_error_context("running %d deferred elementwise ops (fused eager mode) on device %d stream %d", n, dev,
-                           stream);
-    return rc;
+    return finish_flush(d, dev, stream, n, 0, rc);
 }
 
 /* Run every group of the stream's records (grouped by the caller into
@@ -589,17 +595,7 @@ tocl_status tocl_defer_flush_keeping(d_dev *d, int dev, int stream, d_rec *recs,
             memcpy(&recs[kept], &recs[w], sizeof recs[0]);
         kept++;
     }
-    s->n = kept;
-    s->epoch++; /* every free-table entry is stale; the kept records enter it anew */
-    d->pending -= n - kept;
-    atomic_fetch_sub(&g_pending, n - kept);
-    for (int i = 0; i < kept; i++)
-        tocl_defer_index_outputs(d, stream, i);
-    tl_flushing = 0;
-    if (rc != TOCL_OK)
-        tocl_error_context("running %d deferred elementwise ops (fused eager mode) on device %d stream %d", n - kept,
-                           dev, stream);
-    return rc;
+    return finish_flush(d, dev, stream, n, kept, rc);
 }
 
 tocl_status tocl_defer_flush(int dev, int stream) {

@@ -371,6 +371,41 @@ int tocl_defer_group_all(d_rec *recs, int n, d_group *groups) {
 }
 
 
+int tocl_defer_map_dims(int gnd, const int64_t *gsz, const int64_t *tst, int ndim, const int64_t *sizes,
+                        const int64_t *strides, int broadcast, int *gd, int64_t *q) {
+    for (int i = 0; i < ndim; i++) {
+        gd[i] = -1;
+        q[i] = 0;
+        if (sizes[i] <= 1 || (broadcast && strides[i] == 0))
+            continue;
+        int64_t st = strides[i];
+        for (int d = 0; d < gnd && gd[i] < 0; d++)
+            if (gsz[d] > 1 && tst[d] > 0 && st >= tst[d] && st < tst[d] * gsz[d] && st % tst[d] == 0) {
+                gd[i] = d;
+                q[i] = st / tst[d];
+            }
+        if (gd[i] < 0)
+            return 0;
+    }
+    for (int d = 0; d < gnd; d++) {
+        if (gsz[d] <= 1)
+            continue;
+        int64_t want = 1;
+        for (;;) { /* the piece that steps `want` positions, then the next */
+            int found = -1;
+            for (int i = 0; i < ndim && found < 0; i++)
+                if (gd[i] == d && q[i] == want)
+                    found = i;
+            if (found < 0)
+                break;
+            want *= sizes[found];
+        }
+        if (want != gsz[d])
+            return 0;
+    }
+    return 1;
+}
+
 int tocl_defer_conflicts_later(d_rec *recs, const d_group *groups, int ng, int gi) {
     for (int gy = gi + 1; gy < ng; gy++)
         for (int w = groups[gi].first; w >= 0 && groups[gy].nrec; w = recs[w].next_in_group)

@@ -18,54 +18,10 @@
 #include "fusion/defer_internal.h"
 #include "ops/ops_internal.h"
 
-#define PASSES 4 /* chain links folded per flush */
-
-/* Map the consumer's view of the producer's output (sizes, strides) onto
- * the producer's dims: dim i of the consumer steps q[i] positions along
- * producer dim gd[i], or broadcasts (stride 0, gd -1). The pieces of each
- * producer dim must nest exactly (1, s0, s0 * s1, ...). */
-static int map_broadcast(const d_rec *w, const d_operand *wo, const d_rec *r, const d_operand *ra, int *gd,
-                         int64_t *q) {
-    for (int i = 0; i < r->ndim; i++) {
-        gd[i] = -1;
-        q[i] = 0;
-        if (r->sizes[i] <= 1 || ra->st[i] == 0)
-            continue;
-        int64_t st = ra->st[i];
-        for (int d = 0; d < w->ndim && gd[i] < 0; d++)
-            if (w->sizes[d] > 1 && wo->st[d] > 0 && st >= wo->st[d] && st < wo->st[d] * w->sizes[d] &&
-                st % wo->st[d] == 0) {
-                gd[i] = d;
-                q[i] = st / wo->st[d];
-            }
-        if (gd[i] < 0)
-            return 0;
-    }
-    for (int d = 0; d < w->ndim; d++) {
-        if (w->sizes[d] <= 1)
-            continue;
-        int64_t want = 1;
-        for (;;) {
-            int found = -1;
-            for (int i = 0; i < r->ndim && found < 0; i++)
-                if (gd[i] == d && q[i] == want && r->sizes[i] > 1)
-                    found = i;
-            if (found < 0)
-                break;
-            want *= r->sizes[found];
-        }
-        if (want != w->sizes[d])
-            return 0;
-    }
-    return 1;
-}
-
-static int writes(const d_rec *x, const d_operand *o) {
-    for (int k = 0; k < x->nout; k++)
-        if (overlap(&x->op[k], o))
-            return 1;
-    return 0;
-}
+#define PASSES 4     /* chain links folded per flush */
+#define WRITER_SCAN 256 /* records walked back for the writer of an input: a
+                         * broadcast producer is recorded shortly before its
+                         * consumer, and a flush may hold thousands */
 
 /* Replace consumer r's input operand a (r->op[a]) by producer w's output b. */
 static int inline_one(int dev, d_rec *recs, int wi, int b, d_rec *r, int a) {
@@ -79,7 +35,7 @@ static int inline_one(int dev, d_rec *recs, int wi, int b, d_rec *r, int a) {
         return 0;
     int gd[REC_DIMS];
     int64_t q[REC_DIMS];
-    if (!map_broadcast(w, &w->op[b], r, &r->op[a], gd, q))
+    if (!tocl_defer_map_dims(w->ndim, w->sizes, w->op[b].st, r->ndim, r->sizes, r->op[a].st, 1, gd, q))
         return 0;
     /* The new graph: r's nodes, with its input a computed by w's nodes. */
     static _Thread_local tocl_ir_graph g;
@@ -177,7 +133,7 @@ int tocl_defer_inline_broadcasts(int dev, d_rec *recs, int n) {
             for (int a = r->nout; a < r->nops; a++) {
                 /* The newest writer of what r reads. */
                 int wi = ri - 1, b = -1;
-                for (; wi >= 0 && b < 0; wi--)
+                for (; wi >= 0 && wi >= ri - WRITER_SCAN && b < 0; wi--)
                     for (int k = 0; k < recs[wi].nout && b < 0; k++)
                         if (overlap(&recs[wi].op[k], &r->op[a]))
                             b = k;
@@ -194,7 +150,7 @@ int tocl_defer_inline_broadcasts(int dev, d_rec *recs, int n) {
                 int ok = 1;
                 for (int k = w->nout; k < w->nops && ok; k++)
                     for (int x = wi; x <= ri && ok; x++) /* r itself: its outputs would race its reads */
-                        ok = !writes(&recs[x], &w->op[k]);
+                        ok = !writes_to(&recs[x], &w->op[k]);
                 if (ok && inline_one(dev, recs, wi, b, r, a)) {
                     changed = 1;
                     done++;

@@ -5,6 +5,7 @@
 #define TOCL_DEFER_INTERNAL_H
 
 #include <pthread.h>
+#include <string.h>
 
 #include "fusion/defer.h"
 #include "fusion/ir_internal.h"
@@ -53,6 +54,31 @@ typedef struct d_group {
 
 /* Overlapping byte ranges. */
 static inline int overlap(const d_operand *a, const d_operand *b) { return a->lo < b->hi && b->lo < a->hi; }
+
+/* The bytes tensor t touches, as an operand's range (nothing for an empty
+ * tensor); the other fields zero. */
+static inline void range_of(const tocl_tensor *t, d_operand *o) {
+    uint64_t last = 0;
+    int empty = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        empty |= t->sizes[d] == 0;
+        if (t->sizes[d] > 0)
+            last += (uint64_t)(t->sizes[d] - 1) * (uint64_t)t->strides[d];
+    }
+    memset(o, 0, sizeof *o);
+    o->data = t->data;
+    o->lo = t->data;
+    o->hi = empty ? t->data : t->data + (last + 1) * tocl_dtype_size(t->dtype);
+    o->dtype = t->dtype;
+}
+
+/* Does record r write any byte of o? */
+static inline int writes_to(const d_rec *r, const d_operand *o) {
+    for (int k = 0; k < r->nout; k++)
+        if (overlap(&r->op[k], o))
+            return 1;
+    return 0;
+}
 
 /* The same elements in the same iteration order (both described over one shape). */
 static inline int identical(const d_operand *a, const d_operand *b, int ndim, const int64_t *sizes) {
@@ -110,6 +136,15 @@ typedef struct merged {
 int tocl_defer_math_calls(int dev, const tocl_ir_graph *g);
 void tocl_defer_group_one(d_rec *recs, d_group *gr, int ri);
 int tocl_defer_group_all(d_rec *recs, int n, d_group *groups);
+/* A view (ndim, sizes, strides) of the elements an op wrote over its own
+ * space (gnd dims gsz, strides tst of the written operand), as pieces of
+ * that space: view dim i steps q[i] positions along dim gd[i]; with
+ * `broadcast`, a stride-0 dim repeats (gd -1). The pieces of each dim must
+ * nest exactly (1, s0, s0 * s1, ... up to its size). 0 when the view is not
+ * laid out that way. Reduction prologues and broadcast inlining use it to
+ * move an op's other operands into the reader's space. */
+int tocl_defer_map_dims(int gnd, const int64_t *gsz, const int64_t *tst, int ndim, const int64_t *sizes,
+                        const int64_t *strides, int broadcast, int *gd, int64_t *q);
 /* Does a group after gi conflict with one of gi's ops (so gi cannot run
  * after it)? */
 int tocl_defer_conflicts_later(d_rec *recs, const d_group *groups, int ng, int gi);
@@ -127,6 +162,9 @@ d_dev *tocl_defer_dev_state(int dev, int create);
 int tocl_defer_merge(d_rec *recs, const d_group *gr, merged *m, const d_operand *target, int *target_node);
 tocl_status tocl_defer_run_group(int dev, int stream, d_rec *recs, const d_group *gr, int gi);
 void tocl_defer_index_outputs(d_dev *d, int stream, int ri);
+/* Ready n recorded ops to run: consumers take in dead broadcast producers
+ * (defer_inline.c), then the ops are grouped; returns the group count. */
+int tocl_defer_plan(int dev, d_rec *recs, int n, d_group *groups);
 tocl_status tocl_defer_flush_keeping(d_dev *d, int dev, int stream, d_rec *recs, d_group *groups, int ng, int keep);
 
 #endif

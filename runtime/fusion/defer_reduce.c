@@ -31,68 +31,6 @@ static _Thread_local struct {
     int ndrop, drop_rec[MAX_DROPS], drop_out[MAX_DROPS]; /* outputs the group drops */
 } plan;
 
-static void range_of(const tocl_tensor *t, d_operand *o) {
-    uint64_t last = 0;
-    int empty = 0;
-    for (int d = 0; d < t->ndim; d++) {
-        empty |= t->sizes[d] == 0;
-        if (t->sizes[d] > 0)
-            last += (uint64_t)(t->sizes[d] - 1) * (uint64_t)t->strides[d];
-    }
-    memset(o, 0, sizeof *o);
-    o->data = t->data;
-    o->lo = t->data;
-    o->hi = empty ? t->data : t->data + (last + 1) * tocl_dtype_size(t->dtype);
-    o->dtype = t->dtype;
-}
-
-static int touches(const d_rec *r, const d_operand *o, int outputs_only) {
-    for (int k = 0; k < (outputs_only ? r->nout : r->nops); k++)
-        if (overlap(&r->op[k], o))
-            return 1;
-    return 0;
-}
-
-/* Each dimension i of the reduction input (sizes rsz, strides rst) as a
- * piece of one dimension of the group's iteration space (sizes gsz, target
- * operand strides tst): dim i steps q[i] positions along group dim gd[i].
- * The pieces of a group dim must nest exactly (1, s0, s0 * s1, ... up to
- * its size). 0 when the reduction input is not the target's elements laid
- * out that way. */
-static int map_dims(int gnd, const int64_t *gsz, const int64_t *tst, const tocl_tensor *in, int *gd, int64_t *q) {
-    for (int i = 0; i < in->ndim; i++) {
-        gd[i] = -1;
-        q[i] = 0;
-        if (in->sizes[i] <= 1)
-            continue;
-        int64_t st = in->strides[i];
-        for (int d = 0; d < gnd && gd[i] < 0; d++)
-            if (gsz[d] > 1 && tst[d] > 0 && st >= tst[d] && st < tst[d] * gsz[d] && st % tst[d] == 0) {
-                gd[i] = d;
-                q[i] = st / tst[d];
-            }
-        if (gd[i] < 0)
-            return 0;
-    }
-    for (int d = 0; d < gnd; d++) {
-        if (gsz[d] <= 1)
-            continue;
-        int64_t want = 1;
-        for (;;) { /* the piece that steps `want` positions, then the next */
-            int found = -1;
-            for (int i = 0; i < in->ndim && found < 0; i++)
-                if (gd[i] == d && q[i] == want)
-                    found = i;
-            if (found < 0)
-                break;
-            want *= in->sizes[found];
-        }
-        if (want != gsz[d])
-            return 0;
-    }
-    return 1;
-}
-
 /* The fused prologue: the nodes of the group's merged graph that the
  * target depends on, then the reduction's own prologue reading the target
  * node where it read input k. *in_of[e] is the merged input behind the
@@ -202,7 +140,7 @@ static int try_input(int dev, d_rec *recs, int n, d_group *groups, int *ng, int 
     if (b < 0 || recs[w].op[b].data != want.data || recs[w].op[b].dtype != want.dtype)
         return 0;
     if (*ng < 0)
-        *ng = tocl_defer_group_all(recs, n, groups);
+        *ng = tocl_defer_plan(dev, recs, n, groups);
     int keep = recs[w].group;
     const d_group *gr = &groups[keep];
     if (tocl_defer_conflicts_later(recs, groups, *ng, keep))
@@ -212,26 +150,25 @@ static int try_input(int dev, d_rec *recs, int n, d_group *groups, int *ng, int 
     /* The reduction must not write the group's operands nor read its other
      * outputs. It may write over a dead output (the allocator handed its
      * memory to the reduction's result): the group then drops that output. */
+    d_operand ro[2], ri[TOCL_IR_MAX_INPUTS];
+    for (int o = 0; o < n_out; o++)
+        range_of(&outs[o], &ro[o]);
+    for (int a = 0; a < n_in; a++)
+        range_of(&ins[a], &ri[a]);
     int ndrop = 0;
     for (int x = gr->first; x >= 0; x = recs[x].next_in_group) {
-        for (int o = 0; o < n_out; o++) {
-            d_operand ro;
-            range_of(&outs[o], &ro);
+        for (int o = 0; o < n_out; o++)
             for (int a = 0; a < recs[x].nout; a++) { /* inputs: checked against the merged graph's below */
-                if (!overlap(&recs[x].op[a], &ro))
+                if (!overlap(&recs[x].op[a], &ro[o]))
                     continue;
                 if (!recs[x].dead[a] || ndrop == MAX_DROPS)
                     return 0;
                 plan.drop_rec[ndrop] = x;
                 plan.drop_out[ndrop++] = a;
             }
-        }
-        for (int a = 0; a < n_in; a++) {
-            d_operand ri;
-            range_of(&ins[a], &ri);
-            if (a != k && touches(&recs[x], &ri, 1))
+        for (int a = 0; a < n_in; a++)
+            if (a != k && writes_to(&recs[x], &ri[a]))
                 return 0;
-        }
     }
     static _Thread_local merged m;
     int tnode = -1;
@@ -244,18 +181,16 @@ static int try_input(int dev, d_rec *recs, int n, d_group *groups, int *ng, int 
      * reduction (values passed inside the group never reach memory). */
     for (int e = 0; e < m.nin; e++) {
         for (int x = gr->first; x >= 0; x = recs[x].next_in_group)
-            if (touches(&recs[x], m.in[e], 1))
+            if (writes_to(&recs[x], m.in[e]))
                 return 0;
-        for (int o = 0; o < n_out; o++) {
-            d_operand ro;
-            range_of(&outs[o], &ro);
-            if (overlap(&ro, m.in[e]))
+        for (int o = 0; o < n_out; o++)
+            if (overlap(&ro[o], m.in[e]))
                 return 0;
-        }
     }
     int gdim[TOCL_TENSOR_MAX_DIMS];
     int64_t q[TOCL_TENSOR_MAX_DIMS];
-    if (!map_dims(gr->ndim, gr->sizes, recs[w].op[b].st, &ins[k], gdim, q))
+    if (!tocl_defer_map_dims(gr->ndim, gr->sizes, recs[w].op[b].st, ins[k].ndim, ins[k].sizes, ins[k].strides, 0,
+                             gdim, q))
         return 0;
     int in_of[TOCL_IR_MAX_INPUTS];
     if (!build(&m, tnode, want.dtype, pro, k, sc, p, in_of))
@@ -328,8 +263,7 @@ tocl_status tocl_defer_reduce_end(int commit) {
         r->drop_seq[plan.drop_out[i]] = s->seq;
     }
     if (commit)
-        rc = tocl_defer_flush_keeping(d, plan.dev, plan.stream, d->s[plan.stream].recs, plan.groups, plan.ng,
-                                      plan.keep);
+        rc = tocl_defer_flush_keeping(d, plan.dev, plan.stream, s->recs, plan.groups, plan.ng, plan.keep);
     free(plan.groups);
     plan.d = NULL;
     plan.groups = NULL;

@@ -69,6 +69,43 @@ static red_entry *kernel_find(int dev, const tocl_reduce_desc *d, const tocl_ir_
     return e;
 }
 
+/* Key e (its kernel and local size set, or a NULL kernel for a build that
+ * failed) and insert it, unless another thread inserted the same key
+ * first: then e is released and that entry returned. */
+static red_entry *cache_insert(red_entry *e, int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
+                               const tocl_dtype *od, int kr, int rr, uint64_t h) {
+    e->dev = dev;
+    e->kr = kr;
+    e->rr = rr;
+    e->n_out = n_out;
+    e->hash = h;
+    e->kind = d->kind;
+    e->acc = d->acc;
+    e->map = d->map;
+    e->final = d->final;
+    for (int k = 0; k < n_out; k++)
+        e->out_dtypes[k] = od[k];
+    e->graph = *g;
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_lock(&cache_lock);
+    red_entry *won;
+    for (won = cache[h % BUCKETS]; won; won = won->next)
+        if (entry_matches(won, dev, d, g, n_out, od, kr, rr, h))
+            break;
+    if (won) {
+        pthread_mutex_unlock(&cache_lock);
+        if (e->kernel)
+            clReleaseKernel(e->kernel);
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+        return won;
+    }
+    e->next = cache[h % BUCKETS];
+    cache[h % BUCKETS] = e;
+    pthread_mutex_unlock(&cache_lock);
+    return e;
+}
+
 static tocl_status kernel_get(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
                               const tocl_dtype *od, int kr, int rr, red_entry **out) {
     uint64_t h = key_hash(d, g, n_out, od, kr, rr);
@@ -96,37 +133,8 @@ static tocl_status kernel_get(int dev, const tocl_reduce_desc *d, const tocl_ir_
                            (int)d->kind, kr, rr, dev);
         return s;
     }
-    e->dev = dev;
-    e->kr = kr;
-    e->rr = rr;
-    e->n_out = n_out;
-    e->hash = h;
-    e->kind = d->kind;
-    e->acc = d->acc;
-    e->map = d->map;
-    e->final = d->final;
-    for (int k = 0; k < n_out; k++)
-        e->out_dtypes[k] = od[k];
-    e->graph = *g;
     e->local = tocl_ops_local_size(dev, e->kernel);
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_mutex_lock(&cache_lock);
-    red_entry *won;
-    for (won = cache[h % BUCKETS]; won; won = won->next)
-        if (entry_matches(won, dev, d, g, n_out, od, kr, rr, h))
-            break;
-    if (won) {
-        pthread_mutex_unlock(&cache_lock);
-        clReleaseKernel(e->kernel);
-        pthread_mutex_destroy(&e->lock);
-        free(e);
-        *out = won;
-        return TOCL_OK;
-    }
-    e->next = cache[h % BUCKETS];
-    cache[h % BUCKETS] = e;
-    pthread_mutex_unlock(&cache_lock);
-    *out = e;
+    *out = cache_insert(e, dev, d, g, n_out, od, kr, rr, h);
     return TOCL_OK;
 }
 
@@ -150,25 +158,9 @@ static void red_build(const void *key) {
     /* Remembered as failed (kernel NULL): the reduction keeps running with
      * its own prologue without asking again. */
     e = calloc(1, sizeof *e);
-    if (!e)
-        return;
-    e->dev = k->dev;
-    e->kr = k->kr;
-    e->rr = k->rr;
-    e->n_out = k->n_out;
-    e->hash = key_hash(&d, &k->g, k->n_out, k->od, k->kr, k->rr);
-    e->kind = d.kind;
-    e->acc = d.acc;
-    e->map = d.map;
-    e->final = d.final;
-    e->out_dtypes[0] = k->od[0];
-    e->out_dtypes[1] = k->od[1];
-    e->graph = k->g;
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_mutex_lock(&cache_lock);
-    e->next = cache[e->hash % BUCKETS];
-    cache[e->hash % BUCKETS] = e;
-    pthread_mutex_unlock(&cache_lock);
+    if (e)
+        cache_insert(e, k->dev, &d, &k->g, k->n_out, k->od, k->kr, k->rr,
+                     key_hash(&d, &k->g, k->n_out, k->od, k->kr, k->rr));
 }
 
 static int kernel_ready(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out, const tocl_dtype *od,
@@ -442,7 +434,8 @@ tocl_status tocl_reduce_run(int dev, int stream, const tocl_reduce_desc *d, int 
             scalars = fp.sc;
         }
     }
-    collapse(&sp, n_out, outs, n_in, ins, keep_order);
+    if (!fused) /* the fused operands were collapsed above */
+        collapse(&sp, n_out, outs, n_in, ins, keep_order);
     if (sp.kr > TOCL_MAX_DIMS || sp.rr > TOCL_MAX_DIMS)
         return tocl_fail(TOCL_E_UNSUPPORTED, "reduction over %d kept / %d reduced dims that cannot be collapsed; at "
                          "most %d each (make the input contiguous first)", sp.kr, sp.rr, TOCL_MAX_DIMS);
