@@ -2,14 +2,20 @@
 // kernel runs on the CPU through PyTorch's boxed fallback, under a policy
 // from TORCH_OCL_FALLBACK: warn (default: once per op, naming it), error
 // (raise, naming it) or silent. Per-op counts are kept for fallback_stats().
-#include <ATen/native/CPUFallback.h>
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "fallback.h"
@@ -63,16 +69,295 @@ void note_fallback(const std::string& name) {
 
 namespace {
 
+// ---- layout-preserving CPU replicas ----------------------------------------
+//
+// PyTorch's at::native::cpu_fallback copies each argument with .cpu(), which
+// makes a non-dense view contiguous and gives every argument its own storage.
+// Ops branch on layout: _linalg_det factors A^T when A is contiguous and its
+// backward asks the saved ocl A whether it is, so a strided A made the CPU
+// factor one matrix and the backward solve with the other (a silently wrong
+// gradient). Here every ocl argument gets a CPU replica with the same sizes,
+// strides and relative storage offset, and arguments that share an ocl
+// storage share one CPU storage, so aliasing (out= an input, an in-place op
+// on a view of another argument) behaves as on the device. Only the elements
+// the views cover are copied; the rest of the CPU span is left untouched
+// (the CPU allocator does not fill it, so untouched pages cost nothing).
+
+// Bytes from the first to one past the last element of t, relative to the
+// start of its storage; {0, 0} for an empty tensor.
+std::pair<int64_t, int64_t> byte_range(const at::Tensor& t) {
+  if (t.numel() == 0)
+    return {0, 0};
+  int64_t lo = t.storage_offset(), hi = lo;
+  for (int64_t d = 0; d < t.dim(); d++) {
+    int64_t reach = (t.size(d) - 1) * t.stride(d);
+    (reach < 0 ? lo : hi) += reach;
+  }
+  int64_t es = static_cast<int64_t>(t.element_size());
+  return {lo * es, (hi + 1) * es};
+}
+
+struct Replicas {
+  // One CPU span per ocl storage: where it starts (bytes into the ocl storage).
+  struct Span {
+    int64_t lo, hi;
+    c10::Storage cpu;
+  };
+  std::map<const c10::StorageImpl*, Span> spans;
+
+  void note(const at::Tensor& t) {
+    if (!t.defined() || t.device().type() != c10::DeviceType::PrivateUse1 || t.numel() == 0)
+      return;
+    auto r = byte_range(t);
+    auto key = t.storage().unsafeGetStorageImpl();
+    auto it = spans.find(key);
+    if (it == spans.end())
+      spans.emplace(key, Span{r.first, r.second, {}});
+    else
+      it->second.lo = std::min(it->second.lo, r.first), it->second.hi = std::max(it->second.hi, r.second);
+  }
+
+  at::Tensor cpu_of(const at::Tensor& t) {
+    if (!t.defined() || t.device().type() != c10::DeviceType::PrivateUse1)
+      return t;
+    auto cpu_opts = t.options().device(c10::kCPU);
+    if (t.numel() == 0)
+      return at::empty_strided(t.sizes(), t.strides(), cpu_opts);
+    Span& s = spans.at(t.storage().unsafeGetStorageImpl());
+    int64_t es = static_cast<int64_t>(t.element_size());
+    int64_t rel = t.storage_offset() * es - s.lo;
+    if (rel % es != 0) {
+      // Views of one storage in dtypes of different sizes that do not align:
+      // this argument gets a storage of its own, still with t's strides.
+      at::Tensor c = at::empty_strided(t.sizes(), t.strides(), cpu_opts);
+      c.copy_(t);
+      return c;
+    }
+    if (!s.cpu.unsafeGetStorageImpl()) {
+      auto bytes = at::empty({s.hi - s.lo}, at::TensorOptions().dtype(at::kByte).device(c10::kCPU));
+      s.cpu = bytes.storage();
+    }
+    at::Tensor c = at::empty({0}, cpu_opts);
+    c.set_(s.cpu, rel / es, t.sizes(), t.strides());
+    c.copy_(t);
+    return c;
+  }
+};
+
+bool on_ocl(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
+
+// Write a mutated argument's CPU result back into the ocl tensor. An out=
+// argument the CPU op resized gets the CPU's sizes and strides, as a device
+// kernel's out= would (resize_output, then the strides the kernel asked for).
+void write_back(const at::Tensor& cpu, const at::Tensor& dev) {
+  if (!cpu.defined() || !dev.defined())
+    return;
+  if (cpu.sizes() != dev.sizes() || cpu.strides() != dev.strides()) {
+    dev.resize_(cpu.sizes());
+    if (cpu.is_non_overlapping_and_dense() && cpu.strides() != dev.strides())
+      dev.as_strided_(cpu.sizes(), cpu.strides(), dev.storage_offset());
+  }
+  if (dev.numel())
+    dev.copy_(cpu);
+}
+
+// An out= (written) argument on the CPU for an op whose tensors are on ocl
+// is refused, as the CPU and CUDA backends refuse a wrong-device out.
+void check_out_device(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
+                      const c10::Device& dev) {
+  for (size_t i = 0; i < args.size(); i++) {
+    const auto* alias = schema.arguments()[i].alias_info();
+    if (!alias || !alias->isWrite())
+      continue;
+    auto check = [&](const at::Tensor& t) {
+      TORCH_CHECK(!t.defined() || t.device() == dev, "Expected out tensor to have device ", dev, ", but got ",
+                  t.device(), " instead");
+    };
+    if (args[i].isTensor())
+      check(args[i].toTensor());
+    else if (args[i].isTensorList())
+      for (const at::Tensor& t : args[i].toTensorVector())
+        check(t);
+  }
+}
+
 void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   std::string name = schema.name();
   if (!schema.overload_name().empty())
     name += "." + schema.overload_name();
   note_fallback(name);
-  at::native::cpu_fallback(op, stack);
+
+  const size_t nargs = schema.arguments().size();
+  const size_t begin = stack->size() - nargs;
+  std::vector<c10::IValue> dev_args(stack->begin() + begin, stack->end());
+
+  // The device results go to: the first ocl tensor (a Device argument, as in
+  // factory ops, wins).
+  std::optional<c10::Device> target;
+  Replicas rep;
+  auto visit = [&](const at::Tensor& t) {
+    if (on_ocl(t) && !target)
+      target = t.device();
+    rep.note(t);
+  };
+  for (const auto& v : dev_args) {
+    if (v.isTensor())
+      visit(v.toTensor());
+    else if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorVector())
+        visit(t);
+    else if (v.isOptionalTensorList())
+      for (const auto& t : v.toOptionalTensorVector())
+        if (t)
+          visit(*t);
+  }
+  for (size_t i = 0; i < nargs; i++)
+    if (dev_args[i].isDevice() && dev_args[i].toDevice().type() == c10::DeviceType::PrivateUse1)
+      target = dev_args[i].toDevice();
+  if (target)
+    check_out_device(schema, dev_args, *target);
+
+  // CPU arguments: replicas in place of ocl tensors, the CPU in place of an ocl device.
+  std::vector<c10::IValue> cpu_args(nargs);
+  for (size_t i = 0; i < nargs; i++) {
+    const auto& v = dev_args[i];
+    if (v.isTensor()) {
+      cpu_args[i] = rep.cpu_of(v.toTensor());
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> l;
+      for (const at::Tensor& t : v.toTensorVector())
+        l.push_back(rep.cpu_of(t));
+      cpu_args[i] = l;
+    } else if (v.isOptionalTensorList()) {
+      c10::List<std::optional<at::Tensor>> l;
+      for (const auto& t : v.toOptionalTensorVector())
+        l.push_back(t ? std::optional<at::Tensor>(rep.cpu_of(*t)) : std::nullopt);
+      cpu_args[i] = l;
+    } else if (v.isDevice() && v.toDevice().type() == c10::DeviceType::PrivateUse1) {
+      cpu_args[i] = c10::Device(c10::kCPU);
+    } else {
+      cpu_args[i] = v;
+    }
+  }
+  for (size_t i = 0; i < nargs; i++)
+    (*stack)[begin + i] = cpu_args[i];
+
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+
+  // Mutated arguments: their CPU results go back into the ocl tensors.
+  for (size_t i = 0; i < nargs; i++) {
+    const auto* alias = schema.arguments()[i].alias_info();
+    if (!alias || !alias->isWrite())
+      continue;
+    if (dev_args[i].isTensor() && on_ocl(dev_args[i].toTensor())) {
+      write_back(cpu_args[i].toTensor(), dev_args[i].toTensor());
+    } else if (dev_args[i].isTensorList()) {
+      auto d = dev_args[i].toTensorVector();
+      auto c = cpu_args[i].toTensorVector();
+      for (size_t k = 0; k < d.size(); k++)
+        if (on_ocl(d[k]))
+          write_back(c[k], d[k]);
+    }
+  }
+
+  // Returns: a mutable alias is the original ocl argument; anything else is
+  // copied to the device (Tensor.to keeps dense strides).
+  const auto& returns = schema.returns();
+  const size_t rbegin = stack->size() - returns.size();
+  for (size_t r = 0; r < returns.size(); r++) {
+    c10::IValue& v = (*stack)[rbegin + r];
+    const auto* alias = returns[r].alias_info();
+    if (alias && alias->isWrite()) {
+      bool found = false;
+      for (size_t i = 0; i < nargs && !found; i++) {
+        const auto* in_alias = schema.arguments()[i].alias_info();
+        if (in_alias && *in_alias == *alias) {
+          v = dev_args[i];
+          found = true;
+        }
+      }
+      TORCH_CHECK(found, "torch_ocl: ", name, " returns a mutable alias that matches no argument");
+      continue;
+    }
+    if (alias)
+      TORCH_WARN_ONCE("torch_ocl: '", name, "' is a view op without an ocl kernel; its CPU fallback returns a copy, "
+                      "not a view");
+    if (!target)
+      continue;
+    if (v.isTensor() && v.toTensor().defined()) {
+      v = v.toTensor().to(*target);
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> l;
+      for (const at::Tensor& t : v.toTensorVector())
+        l.push_back(t.defined() ? t.to(*target) : t);
+      v = l;
+    }
+  }
 }
 
 }  // namespace
+
+namespace {
+
+// An aten out= overload with no ocl kernel but a CompositeExplicitAutograd
+// one (addr.out, for one) would run that composite on ocl inputs and copy the
+// result into whatever out it was given, a CPU tensor included; the CPU and
+// CUDA backends refuse a wrong-device out. This boxed kernel checks the out
+// arguments' device, then calls the composite.
+void checked_composite_out(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  const size_t nargs = schema.arguments().size();
+  std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
+  std::optional<c10::Device> target;
+  for (const auto& v : args) {
+    if (target)
+      break;
+    if (v.isTensor() && on_ocl(v.toTensor()))
+      target = v.toTensor().device();
+    else if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorVector())
+        if (!target && on_ocl(t))
+          target = t.device();
+  }
+  if (target)
+    check_out_device(schema, args, *target);
+  op.callBoxedForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd, *stack);
+}
+
+bool has_out_argument(const c10::FunctionSchema& s) {
+  for (const auto& a : s.arguments())
+    if (a.kwarg_only() && a.alias_info() && a.alias_info()->isWrite())
+      return true;
+  return false;
+}
+
+}  // namespace
+
+int install_out_device_checks() {
+  // Registered once, after every static TORCH_LIBRARY_IMPL of the extension
+  // has run, so that only overloads left without an ocl kernel are wrapped.
+  static std::unique_ptr<torch::Library> lib;
+  static int count = 0;
+  if (lib)
+    return count;
+  lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
+                                         __LINE__);
+  auto& d = c10::Dispatcher::singleton();
+  for (const auto& name : d.getAllOpNames()) {
+    if (name.name.rfind("aten::", 0) != 0)
+      continue;
+    auto op = d.findOp(name);
+    if (!op || !op->hasSchema() || !has_out_argument(op->schema()) ||
+        op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) ||
+        !op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd))
+      continue;
+    std::string full = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
+    lib->impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&checked_composite_out>());
+    count++;
+  }
+  return count;
+}
 
 FallbackPolicy fallback_policy() { return policy(); }
 void set_fallback_policy(FallbackPolicy p) { policy() = p; }

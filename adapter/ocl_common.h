@@ -39,6 +39,14 @@ bool is_supported_dtype(c10::ScalarType t);
 // A strided view of an ocl tensor for the runtime (data address includes the
 // storage offset).
 tocl_tensor to_tocl_tensor(const at::Tensor& t);
+// The synthetic device address of t's first element. Raises for a tensor
+// that is not on an ocl device: a host pointer is never taken for a device
+// address.
+tocl_addr device_addr(const at::Tensor& t);
+// at::native::resize_output for an out= argument, after checking that the
+// out tensor is on an ocl device (the CPU and CUDA backends refuse a
+// wrong-device out with this message). Returns whether it resized.
+bool resize_out(const at::Tensor& out, c10::IntArrayRef shape);
 tocl_scalar to_tocl_scalar(const c10::Scalar& s);
 
 // Fallback policy (adapter/fallback.cpp).

@@ -100,6 +100,7 @@ PYBIND11_MODULE(_C, m) {
     if (s != TOCL_OK)
       throw std::runtime_error(tocl_last_error());
   });
+  m.def("_install_out_device_checks", &install_out_device_checks);
   m.def("_device_count", [] { return tocl_device_count(); });
   m.def("_check_device", [](int dev) { TOCL_CHECK(tocl_device_check(dev)); });
   m.def("_device_props", &device_props);

@@ -246,7 +246,7 @@ at::Tensor& threshold_backward_out(const at::Tensor& grad, const at::Tensor& sel
 // from the input, so the buffer is left empty there too when unused.
 std::tuple<at::Tensor&, at::Tensor&> log_sigmoid_forward_out(const at::Tensor& x, at::Tensor& out, at::Tensor& buffer) {
   Act::run(out, x, "log_sigmoid_cpu", kDtFloat, [](EwGraph& g, int v) { return g.unary(TOCL_IR_LOGSIGMOID, v); });
-  at::native::resize_output(buffer, x.sizes());
+  resize_out(buffer, x.sizes());
   Act::run(buffer, x, "log_sigmoid_cpu", kDtFloat, [](EwGraph& g, int v) {
     return g.unary(TOCL_IR_EXP, g.unary(TOCL_IR_NEG, g.unary(TOCL_IR_ABS, v)));
   });
@@ -430,7 +430,7 @@ at::Tensor& glu_backward_out(const at::Tensor& grad, const at::Tensor& self, int
   const int64_t wd = c10::maybe_wrap_dim(dim, self.dim());
   const int64_t n = self.size(wd);
   TORCH_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", wd, " is size ", n);
-  at::native::resize_output(gi, self.sizes());
+  resize_out(gi, self.sizes());
   auto a = self.narrow(wd, 0, n / 2), b = self.narrow(wd, n / 2, n / 2);
   auto ga = gi.narrow(wd, 0, n / 2), gb = gi.narrow(wd, n / 2, n / 2);
   auto it = at::TensorIteratorConfig()
@@ -486,13 +486,13 @@ at::Tensor& rrelu_with_noise_out(const at::Tensor& self, at::Tensor& noise, cons
                                  at::Tensor& out) {
   if (!training) {
     double slope = (lower.toDouble() + upper.toDouble()) / 2;
-    at::native::resize_output(out, self.sizes());
+    resize_out(out, self.sizes());
     return leaky_relu_out(self, slope, out);
   }
   TORCH_CHECK(self.sizes() == noise.sizes(), "noise tensor shape must match self tensor shape. Got self.shape = ",
               self.sizes(), " noise.shape = ", noise.sizes());
   at::Tensor r = at::empty_like(self).uniform_(lower.toDouble(), upper.toDouble(), gen);
-  at::native::resize_output(out, self.sizes());
+  resize_out(out, self.sizes());
   auto it = at::TensorIteratorConfig().add_output(out).add_output(noise).add_const_input(self).add_const_input(r)
                 .build();
   EwGraph g(it);

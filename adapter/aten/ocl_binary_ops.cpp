@@ -170,7 +170,7 @@ at::Tensor& pow_ts_out(const at::Tensor& base, const c10::Scalar& e, at::Tensor&
 using Pow = Binary<TOCL_IR_POW, Iter::Binary, kDtNoBool>;
 at::Tensor& pow_st_out(const c10::Scalar& base, const at::Tensor& e, at::Tensor& o) {
   if (base.equal(1.0)) {
-    at::native::resize_output(o, e.sizes());
+    resize_out(o, e.sizes());
     return o.fill_(1);
   }
   return Pow::out(at::native::wrapped_scalar_tensor(base), e, o);

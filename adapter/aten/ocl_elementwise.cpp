@@ -26,7 +26,8 @@ EwGraph::EwGraph(at::TensorIteratorBase& iter, std::optional<c10::ScalarType> co
   tocl_ir_init(&g_);
   // common_dtype() is only asked for when no compute dtype is given: an
   // iterator over mixed dtypes without promotion has none.
-  compute_ = tocl_dtype_compute(to_tocl_dtype(compute ? *compute : iter.common_dtype()));
+  common_ = to_tocl_dtype(compute ? *compute : iter.common_dtype());
+  compute_ = tocl_dtype_compute(common_);
   int nin = iter.ninputs();
   raw_.assign(nin, -1);
   cast_.assign(nin, -1);
@@ -83,7 +84,15 @@ int EwGraph::ternary(tocl_ir_op op, int a, int b, int c, std::optional<tocl_dtyp
   return check(tocl_ir_ternary(&g_, op, dt.value_or(compute_), a, b, c));
 }
 
-void EwGraph::output(int k, int node) { out_nodes_.at(k) = node; }
+void EwGraph::output(int k, int node) {
+  // A float16/bfloat16 result is computed in float32, and PyTorch rounds it
+  // to the common dtype before casting to an out= of another dtype:
+  // half(33000) + half(33000) into a float64 out is inf, not 66000.
+  tocl_dtype out_dt = to_tocl_dtype(iter_.dtype(k));
+  if (node >= 0 && common_ != compute_ && out_dt != common_ && g_.nodes[node].dtype == compute_)
+    node = unary(common_ == TOCL_F16 ? TOCL_IR_ROUND_F16 : TOCL_IR_ROUND_BF16, node);
+  out_nodes_.at(k) = node;
+}
 
 void EwGraph::run() {
   if (iter_.numel() == 0)

@@ -51,7 +51,8 @@ class EwGraph {
   int check(int node) const;
   at::TensorIteratorBase& iter_;
   tocl_ir_graph g_;
-  tocl_dtype compute_;
+  tocl_dtype common_;   // the dtype PyTorch computes in (float16 stays float16)
+  tocl_dtype compute_;  // the dtype the kernel computes in (float32 for float16)
   std::vector<int> raw_, cast_;
   std::vector<tocl_tensor> inputs_;
   std::vector<tocl_scalar> scalars_;

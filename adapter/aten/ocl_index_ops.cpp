@@ -104,7 +104,7 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   auto sizes = self.sizes().vec();
   if (self.dim() > 0)
     sizes[dim] = index.numel();
-  at::native::resize_output(out, sizes);
+  resize_out(out, sizes);
   if (index.numel() == 0 || out.numel() == 0)
     return out;
   int64_t n = size0(self, dim);
@@ -143,7 +143,7 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "gather(): Expected out tensor to have dtype ",
               self.scalar_type(), ", but got ", out.scalar_type(), " instead");
   check_same_device(self, index, "gather()", "index");
-  at::native::resize_output(out, index.sizes());
+  resize_out(out, index.sizes());
   at::assert_no_internal_overlap(out);
   at::assert_no_overlap(out, self);
   at::assert_no_partial_overlap(out, index);
@@ -217,7 +217,7 @@ void scatter_checks(const at::Tensor& self, int64_t dim, const at::Tensor& index
 int64_t scatter_prepare(const at::Tensor& self, int64_t dim, const at::Tensor& out) {
   dim = at::maybe_wrap_dim(dim, self.dim());
   if (!out.is_same(self)) {
-    at::native::resize_output(out, self.sizes());
+    resize_out(out, self.sizes());
     out.copy_(self);
   }
   return dim;
@@ -584,7 +584,7 @@ at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::
   Advanced a = advanced(self, indices);
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "index_out: self (", self.scalar_type(), ") and result (",
               out.scalar_type(), ") must have the same scalar type");
-  at::native::resize_output(out, a.result);
+  resize_out(out, a.result);
   if (out.numel() == 0)
     return out;
   if (a.idx.empty()) {
@@ -647,7 +647,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   at::assert_no_internal_overlap(out);
   at::assert_no_overlap(out, index);
   at::assert_no_overlap(out, self);
-  at::native::resize_output(out, index.sizes());
+  resize_out(out, index.sizes());
   if (index.numel() == 0)
     return out;
   TORCH_CHECK_INDEX(self.numel() > 0, "take(): tried to take from an empty tensor");
@@ -718,7 +718,7 @@ at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
   Scan sc;
   tocl_tensor m = to_tocl_tensor(self);
   TOCL_CHECK(tocl_mask_count(dev_of(self), stream_of(self), &m, &sc.s));
-  at::native::resize_output(out, {sc.s.total, self.dim()});
+  resize_out(out, {sc.s.total, self.dim()});
   if (!out.is_contiguous()) {
     at::Tensor tmp = at::empty({sc.s.total, self.dim()}, out.options());
     tocl_tensor o = to_tocl_tensor(tmp);
@@ -749,7 +749,7 @@ at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at
   Scan sc;
   tocl_tensor tm = to_tocl_tensor(*m);
   TOCL_CHECK(tocl_mask_count(dev_of(self), stream_of(self), &tm, &sc.s));
-  at::native::resize_output(out, {sc.s.total});
+  resize_out(out, {sc.s.total});
   at::Tensor dst = out.is_contiguous() ? out : at::empty({sc.s.total}, out.options());
   tocl_tensor ts = to_tocl_tensor(*s), td = to_tocl_tensor(dst);
   TOCL_CHECK(tocl_mask_select(dev_of(self), stream_of(self), &tm, &sc.s, &ts, &td));

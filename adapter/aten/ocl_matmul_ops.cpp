@@ -48,7 +48,7 @@ bool cpu_route(c10::ScalarType t, const char* op) {
 
 // Copy a CPU result into an ocl out tensor already checked and sized.
 at::Tensor& copy_back(at::Tensor& out, const at::Tensor& r) {
-  at::native::resize_output(out, r.sizes());
+  resize_out(out, r.sizes());
   out.copy_(r);
   return out;
 }
@@ -56,7 +56,7 @@ at::Tensor& copy_back(at::Tensor& out, const at::Tensor& r) {
 // (batch, rows, cols) strides of a 2-D (batch stride 0) or 3-D tensor.
 tocl_gemm_operand operand(const at::Tensor& t) {
   tocl_gemm_operand o{};
-  o.data = t.numel() ? reinterpret_cast<tocl_addr>(t.data_ptr()) : 0;
+  o.data = t.numel() ? device_addr(t) : 0;
   if (t.dim() == 3) {
     o.bs = t.stride(0), o.rs = t.stride(1), o.cs = t.stride(2);
   } else {
@@ -164,7 +164,7 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
   check_out(out, self.scalar_type());
   if (cpu_route(self.scalar_type(), "mm"))
     return copy_back(out, at::mm(self.cpu(), mat2.cpu()));
-  at::native::resize_output(out, {self.size(0), mat2.size(1)});
+  resize_out(out, {self.size(0), mat2.size(1)});
   gemm_into(out, self, mat2, nullptr, 0.0, 1.0);
   return out;
 }
@@ -186,7 +186,7 @@ at::Tensor& addmm_out_act(const at::Tensor& self, const at::Tensor& m1, const at
   at::Tensor s = self.expand(shape); // CPU's broadcast error on a mismatch
   if (!out.is_same(self)) {
     check_out(out, self.scalar_type());
-    at::native::resize_output(out, shape);
+    resize_out(out, shape);
   } else {
     check_inplace(self, shape);
   }
@@ -236,7 +236,7 @@ at::Tensor& bmm_out(const at::Tensor& b1, const at::Tensor& b2, at::Tensor& out)
   check_out(out, b1.scalar_type());
   if (cpu_route(b1.scalar_type(), "bmm"))
     return copy_back(out, at::bmm(b1.cpu(), b2.cpu()));
-  at::native::resize_output(out, {b1.size(0), b1.size(1), b2.size(2)});
+  resize_out(out, {b1.size(0), b1.size(1), b2.size(2)});
   gemm_into(out, b1, b2, nullptr, 0.0, 1.0);
   return out;
 }
@@ -259,7 +259,7 @@ at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::
   at::Tensor s = self.expand(shape);
   if (!out.is_same(self)) {
     check_out(out, self.scalar_type());
-    at::native::resize_output(out, shape);
+    resize_out(out, shape);
   } else {
     check_inplace(self, shape);
   }
@@ -290,7 +290,7 @@ at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::T
   at::Tensor s = self.expand(shape);
   if (!out.is_same(self)) {
     check_out(out, self.scalar_type());
-    at::native::resize_output(out, shape);
+    resize_out(out, shape);
   } else {
     check_inplace(self, shape);
   }
@@ -330,7 +330,7 @@ at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::T
   at::Tensor s = self.expand({M});
   if (!out.is_same(self)) {
     check_out(out, self.scalar_type());
-    at::native::resize_output(out, {M});
+    resize_out(out, {M});
   } else {
     check_inplace(self, {M});
   }

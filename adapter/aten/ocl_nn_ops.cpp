@@ -45,7 +45,7 @@ void check_float(const at::Tensor& t, const char* op) {
 at::Tensor& deliver(const at::Tensor& res, at::Tensor& out) {
   if (out.is_same(res))
     return out;
-  at::native::resize_output(out, res.sizes());
+  resize_out(out, res.sizes());
   out.copy_(res);
   return out;
 }
@@ -82,7 +82,7 @@ at::Tensor& softmax_out(const at::Tensor& input, int64_t dim, bool half_to_float
   int64_t d = at::maybe_wrap_dim(dim, input.dim());
   TORCH_CHECK(out.scalar_type() == dt, "Expected out tensor to have dtype ", dt, ", but got ", out.scalar_type(),
               " instead");
-  at::native::resize_output(out, input.sizes());
+  resize_out(out, input.sizes());
   if (input.numel() == 0)
     return out;
   softmax_run(input, d, out, LOG);
@@ -103,7 +103,7 @@ at::Tensor& softmax_backward_out(const at::Tensor& grad, const at::Tensor& outpu
               grad.sizes(), " and ", output.sizes());
   check_float(grad, LOG ? "log_softmax_backward_lastdim_kernel_impl" : "softmax_backward_lastdim_kernel_impl");
   int64_t d = at::maybe_wrap_dim(dim, grad.dim());
-  at::native::resize_output(grad_input, grad.sizes());
+  resize_out(grad_input, grad.sizes());
   if (grad.numel() == 0)
     return grad_input;
   c10::DeviceGuard guard(grad.device());

@@ -76,7 +76,7 @@ struct Dense {
 };
 
 void resize_fmt(at::Tensor& out, at::IntArrayRef sizes, at::MemoryFormat fmt) {
-  if (at::native::resize_output(out, sizes) && fmt != at::MemoryFormat::Contiguous)
+  if (resize_out(out, sizes) && fmt != at::MemoryFormat::Contiguous)
     out.unsafeGetTensorImpl()->empty_tensor_restride(fmt);
 }
 
@@ -96,7 +96,7 @@ bool cpu_route(const char* name, const at::Tensor& input, std::initializer_list<
   size_t i = 0;
   for (at::Tensor* o : outs) {
     const at::Tensor& r = i == 0 ? std::get<0>(res) : std::get<1>(res);
-    at::native::resize_output(*o, r.sizes());
+    resize_out(*o, r.sizes());
     o->copy_(r);
     i++;
   }
@@ -527,7 +527,7 @@ at::Tensor& up_backward(const at::Tensor& grad, at::IntArrayRef output_size, at:
   check_float(grad, op);
   TORCH_CHECK(grad_input.scalar_type() == grad.scalar_type(), op, ": expected grad_input dtype ",
               grad.scalar_type(), ", got ", grad_input.scalar_type());
-  at::native::resize_output(grad_input, input_size);
+  resize_out(grad_input, input_size);
   if (grad_input.numel() == 0)
     return grad_input;
   tocl_upsample_desc d = up_desc(M, align, input_size, output_size, N, scales);

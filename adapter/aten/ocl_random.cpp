@@ -253,7 +253,7 @@ at::Tensor normal_tf(const at::Tensor& mean, double std, std::optional<at::Gener
 at::Tensor& normal_ft_out(double mean, const at::Tensor& std, std::optional<at::Generator> gen, at::Tensor& out) {
   check_std_tensor(std);
   auto mean_tensor = at::full({}, mean, out.options());
-  at::native::resize_output(out, at::infer_size(mean_tensor.sizes(), std.sizes()));
+  resize_out(out, at::infer_size(mean_tensor.sizes(), std.sizes()));
   normal_(out, 0, 1, gen);
   out.mul_(std).add_(mean_tensor);
   return out;
@@ -266,7 +266,7 @@ at::Tensor normal_ft(double mean, const at::Tensor& std, std::optional<at::Gener
 at::Tensor& normal_tt_out(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> gen,
                           at::Tensor& out) {
   check_std_tensor(std);
-  at::native::resize_output(out, at::infer_size(mean.sizes(), std.sizes()));
+  resize_out(out, at::infer_size(mean.sizes(), std.sizes()));
   normal_(out, 0, 1, gen);
   out.mul_(std).add_(mean);
   return out;

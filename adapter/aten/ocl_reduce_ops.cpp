@@ -79,7 +79,7 @@ void run(const at::Tensor& self, std::initializer_list<at::Tensor> outs, const D
 void prepare_out(at::Tensor& out, const at::Tensor& self, const DimMask& mask, bool keepdim, ScalarType dt) {
   TORCH_CHECK(out.scalar_type() == dt, "Expected out tensor to have dtype ", dt, ", but got ", out.scalar_type(),
               " instead");
-  at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
+  resize_out(out, at::native::shape_from_dim_mask(self, mask, keepdim));
 }
 
 at::Tensor make_out(const at::Tensor& self, const DimMask& mask, bool keepdim, ScalarType dt) {
@@ -193,7 +193,7 @@ at::Tensor& extreme_impl(const at::Tensor& self, at::IntArrayRef dims, bool keep
   TORCH_CHECK(self.scalar_type() == out.scalar_type(), "Expected the dtype for input and out to match, but got ",
               self.scalar_type(), " for input's dtype and ", out.scalar_type(), " for out's dtype.");
   auto mask = at::native::make_dim_mask(dims, self.dim());
-  at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
+  resize_out(out, at::native::shape_from_dim_mask(self, mask, keepdim));
   Spec s;
   s.kind = is_max ? TOCL_REDUCE_MAX : TOCL_REDUCE_MIN;
   s.acc = acc_of(self.scalar_type(), false);
@@ -223,7 +223,7 @@ at::Tensor& max_all_impl(const at::Tensor& self, at::Tensor& out, bool is_max) {
   TORCH_CHECK(self.scalar_type() == out.scalar_type(), "Expected the dtype for input and out to match, but got ",
               self.scalar_type(), " for input's dtype and ", out.scalar_type(), " for out's dtype.");
   auto mask = mask_of(self, std::nullopt);
-  at::native::resize_output(out, {});
+  resize_out(out, {});
   Spec s;
   s.kind = is_max ? TOCL_REDUCE_MAX : TOCL_REDUCE_MIN;
   s.acc = acc_of(self.scalar_type(), false);
@@ -257,11 +257,11 @@ void arg_impl(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, 
   if (values) {
     TORCH_CHECK(values->scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ",
                 self.scalar_type(), ", but got ", values->scalar_type(), " instead");
-    at::native::resize_output(*values, shape);
+    resize_out(*values, shape);
   }
   TORCH_CHECK(indices.scalar_type() == at::kLong, "Expected out tensor to have dtype Long, but got ",
               indices.scalar_type(), " instead");
-  at::native::resize_output(indices, shape);
+  resize_out(indices, shape);
   Spec s;
   s.kind = is_max ? TOCL_REDUCE_ARGMAX : TOCL_REDUCE_ARGMIN;
   s.acc = acc_of(self.scalar_type(), false);
@@ -326,7 +326,7 @@ std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self, std::op
   for (auto* o : {&mn, &mx}) {
     TORCH_CHECK(o->scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ", self.scalar_type(),
                 ", but got ", o->scalar_type(), " instead");
-    at::native::resize_output(*o, at::native::shape_from_dim_mask(self, mask, keepdim));
+    resize_out(*o, at::native::shape_from_dim_mask(self, mask, keepdim));
   }
   Spec s;
   s.acc = acc_of(self.scalar_type(), false);
@@ -469,7 +469,7 @@ at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dims, bool kee
   TORCH_CHECK(at::isFloatingType(out.scalar_type()), "logsumexp(): Expected floating point type for result tensor, "
               "but got: ", out.scalar_type());
   auto mask = at::native::make_dim_mask(dims, self.dim());
-  at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
+  resize_out(out, at::native::shape_from_dim_mask(self, mask, keepdim));
   Spec s;
   s.kind = TOCL_REDUCE_LOGSUMEXP;
   s.acc = acc_of(out.scalar_type(), false);
@@ -491,7 +491,7 @@ at::Tensor& anyall_impl(const at::Tensor& self, at::OptionalIntArrayRef dims, bo
   TORCH_CHECK(out.scalar_type() == at::kBool || out.scalar_type() == at::kByte, is_any ? "any" : "all",
               " only supports bool tensor for result, got: ", out.scalar_type());
   auto mask = at::native::make_dim_mask(dims, self.dim(), /*allow_empty_dims=*/true);
-  at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
+  resize_out(out, at::native::shape_from_dim_mask(self, mask, keepdim));
   Spec s;
   s.kind = is_any ? TOCL_REDUCE_ANY : TOCL_REDUCE_ALL;
   s.acc = TOCL_BOOL;

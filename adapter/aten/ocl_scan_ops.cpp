@@ -49,7 +49,7 @@ struct Cum {
     ScalarType dt = dtype.value_or(result.scalar_type());
     TORCH_CHECK(result.scalar_type() == dt, "Expected out tensor to have dtype ", dt, ", but got ",
                 result.scalar_type(), " instead");
-    at::native::resize_output(result, self.sizes());
+    resize_out(result, self.sizes());
     at::Tensor in = self.scalar_type() == dt ? self : self.to(dt);
     if (overlaps(in, result))
       in = in.clone();
@@ -72,8 +72,8 @@ struct Cum {
 
 template <tocl_scan_kind KIND>
 void cum_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
-  at::native::resize_output(values, self.sizes());
-  at::native::resize_output(indices, self.sizes());
+  resize_out(values, self.sizes());
+  resize_out(indices, self.sizes());
   scan(self, values, &indices, dim, KIND);
 }
 
@@ -81,7 +81,7 @@ at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& re
   at::maybe_wrap_dim(dim, self.dim());
   TORCH_CHECK(at::isFloatingType(result.scalar_type()), "logcumsumexp(): expected a floating point result, got ",
               result.scalar_type());
-  at::native::resize_output(result, self.sizes());
+  resize_out(result, self.sizes());
   at::Tensor in = self.scalar_type() == result.scalar_type() ? self : self.to(result.scalar_type());
   if (overlaps(in, result))
     in = in.clone();

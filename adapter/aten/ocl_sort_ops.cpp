@@ -77,8 +77,8 @@ std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, std::optio
                                               bool descending, at::Tensor& values, at::Tensor& indices) {
   dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
   check_outputs(self, values, indices);
-  at::native::resize_output(values, self.sizes());
-  at::native::resize_output(indices, self.sizes());
+  resize_out(values, self.sizes());
+  resize_out(indices, self.sizes());
   run_sort(self, dim, values, indices, descending, TOCL_SORT_TAKE_RANGE, 0);  // always stable
   return {values, indices};
 }
@@ -101,8 +101,8 @@ std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, c10::SymIn
   auto sizes = self.sizes().vec();
   if (!sizes.empty())
     sizes[dim] = k;
-  at::native::resize_output(values, sizes);
-  at::native::resize_output(indices, sizes);
+  resize_out(values, sizes);
+  resize_out(indices, sizes);
   // Full sort of each row, then its first k: sorted=False is sorted too.
   run_sort(self, dim, values, indices, largest, TOCL_SORT_TAKE_RANGE, 0);
   return {values, indices};
@@ -186,7 +186,7 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& inp
     TORCH_CHECK(sorter.scalar_type() == at::kLong, "torch.searchsorted(): sorter must be a tensor of long ",
                 "dtype but got dtype ", sorter.scalar_type());
   }
-  at::native::resize_output(result, input.sizes());
+  resize_out(result, input.sizes());
   if (input.numel() == 0)
     return result;
   c10::DeviceGuard guard(input.device());
@@ -297,7 +297,7 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const c10::Scalar& m
     at::Tensor wide = self.to(props.has_fp64 ? at::kDouble : at::kFloat);
     at::Tensor counts = at::empty({0}, wide.options());
     histc_out(wide, bins, min, max, counts);
-    at::native::resize_output(out, counts.sizes());
+    resize_out(out, counts.sizes());
     return out.copy_(counts);
   }
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"histogram_cpu\" not implemented for '",
@@ -325,7 +325,7 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const c10::Scalar& m
   TORCH_CHECK(!(std::isinf(lo) || std::isinf(hi) || std::isnan(lo) || std::isnan(hi)), "torch.histc: range of [",
               lo, ", ", hi, "] is not finite");
   TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
-  at::native::resize_output(out, {bins});
+  resize_out(out, {bins});
   double rlo = round_to(lo, self.scalar_type()), rhi = round_to(hi, self.scalar_type());
   TORCH_CHECK(rlo < rhi, "torch.histc: range [", lo, ", ", hi, "] is empty in ", self.scalar_type());
   tocl_tensor t = to_tocl_tensor(flat), o = to_tocl_tensor(out);
@@ -451,7 +451,7 @@ at::Tensor& isin_out(const at::Tensor& elements, const at::Tensor& test, bool as
   check_isin_dtype(elements.scalar_type());
   check_isin_dtype(test.scalar_type());
   TORCH_CHECK(out.scalar_type() == at::kBool, "isin: out must be a bool tensor, got ", out.scalar_type());
-  at::native::resize_output(out, elements.sizes());
+  resize_out(out, elements.sizes());
   if (elements.numel() == 0)
     return out;
   if (test.numel() == 0)

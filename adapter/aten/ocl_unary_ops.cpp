@@ -102,7 +102,7 @@ at::Tensor& nan_to_num_out(const at::Tensor& self, std::optional<double> nan, st
   TORCH_CHECK(self.scalar_type() == result.scalar_type(), "nan_to_num: dtype of out: ", result.scalar_type(),
               " should be same as input: ", self.scalar_type());
   if (c10::isIntegralType(self.scalar_type(), /*includeBool=*/true)) {
-    at::native::resize_output(result, self.sizes());
+    resize_out(result, self.sizes());
     result.copy_(self);
     return result;
   }

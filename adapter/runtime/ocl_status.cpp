@@ -1,6 +1,7 @@
 // ocl_status.cpp - status -> exception, dtype/tensor conversion helpers.
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
+#include <ATen/native/Resize.h>
 
 #include <string>
 
@@ -56,7 +57,7 @@ tocl_tensor to_tocl_tensor(const at::Tensor& t) {
   TORCH_CHECK(t.dim() <= TOCL_TENSOR_MAX_DIMS, "torch_ocl: tensors of more than ",
               TOCL_TENSOR_MAX_DIMS, " dimensions are not supported, got ", t.dim());
   tocl_tensor r{};
-  r.data = reinterpret_cast<tocl_addr>(t.data_ptr());
+  r.data = device_addr(t);
   r.dtype = to_tocl_dtype(t.scalar_type());
   r.ndim = static_cast<int>(t.dim());
   for (int i = 0; i < r.ndim; i++) {
@@ -64,6 +65,12 @@ tocl_tensor to_tocl_tensor(const at::Tensor& t) {
     r.strides[i] = t.stride(i);
   }
   return r;
+}
+
+tocl_addr device_addr(const at::Tensor& t) {
+  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "torch_ocl: expected a tensor on the ocl device, but got one on ",
+              t.device(), " (shape ", t.sizes(), ")");
+  return reinterpret_cast<tocl_addr>(t.data_ptr());
 }
 
 tocl_scalar to_tocl_scalar(const c10::Scalar& s) {
@@ -81,6 +88,13 @@ tocl_scalar to_tocl_scalar(const c10::Scalar& s) {
     r.f = static_cast<double>(r.i);
   }
   return r;
+}
+
+bool resize_out(const at::Tensor& out, c10::IntArrayRef shape) {
+  TORCH_CHECK(out.device().type() == c10::DeviceType::PrivateUse1, "Expected out tensor to have device ",
+              c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(current_device())),
+              ", but got ", out.device(), " instead");
+  return at::native::resize_output(out, shape);
 }
 
 }  // namespace torch_ocl

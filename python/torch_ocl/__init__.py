@@ -17,6 +17,9 @@ except ImportError as e:  # pragma: no cover - depends on the machine
         f"{e}. It needs an OpenCL ICD loader (Debian/Ubuntu: apt-get install ocl-icd-libopencl1) "
         "and a driver (for CPUs: apt-get install pocl-opencl-icd)."
     ) from e
+# out= overloads that only have a composite kernel refuse a wrong-device out,
+# as on the CPU and CUDA (adapter/fallback.cpp).
+_C._install_out_device_checks()
 
 from . import _device_module as ocl  # noqa: E402
 from ._fallback import fallback_stats, reset_fallback_stats, set_fallback_policy, get_fallback_policy  # noqa: E402,F401
