@@ -78,7 +78,8 @@ sanitize: $(STAMPS)/pip
 
 # The whole OpInfo database on ocl vs CPU -> docs/coverage.md and docs/coverage.json.
 conformance: install
-	$(TEST_ENV) $(VPY) tools/conformance.py --markdown docs/coverage.md --json docs/coverage.json
+	$(TEST_ENV) $(VPY) tools/conformance_contracts.py --quiet --markdown docs/coverage_contracts.md --json docs/coverage_contracts.json
+	$(TEST_ENV) $(VPY) tools/conformance.py --markdown docs/coverage.md --json docs/coverage.json --contracts docs/coverage_contracts.json
 
 # torchvision and Hugging Face transformers models on ocl vs CPU -> docs/models.md and docs/models.json.
 models: install

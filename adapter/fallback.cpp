@@ -3,6 +3,7 @@
 // from TORCH_OCL_FALLBACK: warn (default: once per op, naming it), error
 // (raise, naming it) or silent. Per-op counts are kept for fallback_stats().
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/util/Exception.h>
@@ -123,6 +124,12 @@ struct Replicas {
     auto cpu_opts = t.options().device(c10::kCPU);
     if (t.numel() == 0)
       return at::empty_strided(t.sizes(), t.strides(), cpu_opts);
+    if (at::has_internal_overlap(t) == at::MemOverlap::Yes) {
+      // An expanded input (stride 0) gets a dense copy, as .cpu() makes: CPU
+      // backward kernels write into buffers shaped like their inputs, and an
+      // overlapping replica made them refuse to.
+      return t.cpu();
+    }
     Span& s = spans.at(t.storage().unsafeGetStorageImpl());
     int64_t es = static_cast<int64_t>(t.element_size());
     int64_t rel = t.storage_offset() * es - s.lo;

@@ -5,13 +5,18 @@
  *
  * One work-item per (batch, grid point): it maps the point to input
  * coordinates and taps once, then loops over the channels. The backward
- * scatters into grad_input from arbitrary points, so it adds with
- * compare-and-swap atomics into an accumulator of the arithmetic type
- * (grad_input itself for float32/float64, a scratch block that gs_store
- * converts for float16/bfloat16): sums of one element may come in any
- * order, as on CUDA. grad_grid is a sum over channels within one item, so
- * it is written once. Formulas follow ATen's GridSampler.h, so results
- * match the CPU up to rounding.
+ * scatters into grad_input from arbitrary points, into an accumulator of
+ * the arithmetic type (grad_input itself for float32/float64, a scratch
+ * block that gs_store converts for float16/bfloat16): gs_bwd_in walks the
+ * points in order per (batch, channel block), as the CPU does, when there
+ * are planes enough for every compute unit or the walks are short (the
+ * host decides); with few planes and many points gs_bwd adds with
+ * compare-and-swap atomics instead, and sums of one element may come in
+ * any order, as on CUDA. grad_grid is a sum over channels within one item,
+ * so it is written once. Formulas and their order of operations follow
+ * ATen's GridSampler.h/GridSampler.cpp (the 3-d and scalar kernels), so 3-d
+ * results match the CPU's bits; the CPU's vectorised 2-d kernel rounds
+ * differently in places.
  *
  * Build options: the nn storage roles (nn_params.h) X input, T grid,
  * Y output, G grad_output, Z grad_input, S grad_grid; GS_DIMS (2 or 3),
@@ -20,6 +25,11 @@
  * arguments: they cost a branch, not a program. */
 #include "nn_params.h"
 #include "grid_sample_params.h"
+
+/* No contraction of a * b + c into fma: the CPU rounds the product and the
+ * sum separately (its reference build has no FMA), and an fma in the
+ * weights or the channel sums moves float32 results by several ulps. */
+#pragma OPENCL FP_CONTRACT OFF
 
 #if GS_MODE == TOCL_GS_BICUBIC
 #define GS_TAPS 16 /* 4 x 4, 2-d only (the host checks) */
@@ -147,7 +157,7 @@ typedef struct gs_taps {
     acc_t w[GS_TAPS];
     int ok[GS_TAPS];
 #if GS_MODE == TOCL_GS_BILINEAR
-    acc_t dw[GS_TAPS][GS_DIMS];
+    acc_t wk[GS_TAPS][GS_DIMS][2]; /* per coordinate k: the other dims' weights, x before y before z */
 #elif GS_MODE == TOCL_GS_BICUBIC
     acc_t cx[4], cy[4], gx[4], gy[4];
 #endif
@@ -171,7 +181,8 @@ inline void gs_tap_at(const tocl_gs_params *p, gs_taps *tp, int t, const acc_t *
     tp->zo[t] = ok ? zo : 0;
 }
 
-inline void gs_taps_of(const tocl_gs_params *p, __global const T_T *grid, long n, const long *pos, gs_taps *tp)
+inline void gs_taps_of(const tocl_gs_params *p, __global const T_T *grid, long n, const long *pos, gs_taps *tp,
+                       int grads)
 {
     long gb = p->t_off + n * p->t_sn + pos[0] * p->t_sp[0] + pos[1] * p->t_sp[1] + pos[2] * p->t_sp[2];
     acc_t src[GS_DIMS];
@@ -205,20 +216,22 @@ inline void gs_taps_of(const tocl_gs_params *p, __global const T_T *grid, long n
         }
         gs_tap_at(p, tp, t, ic);
         tp->w[t] = w;
-        for (int k = 0; k < GS_DIMS; k++) {
-            acc_t d = ((t >> k) & 1) ? 1 : -1;
+        for (int k = 0; grads && k < GS_DIMS; k++) {
+            int q = 0;
+            tp->wk[t][k][1] = 1;
             for (int j = 0; j < GS_DIMS; j++)
                 if (j != k)
-                    d *= ((t >> j) & 1) ? w1[j] : w0[j];
-            tp->dw[t][k] = d;
+                    tp->wk[t][k][q++] = ((t >> j) & 1) ? w1[j] : w0[j];
         }
     }
 #else
     acc_t fx = floor(src[0]), fy = floor(src[1]);
     gs_cubic(src[0] - fx, tp->cx);
     gs_cubic(src[1] - fy, tp->cy);
-    gs_cubic_grad(src[0] - fx, tp->gx);
-    gs_cubic_grad(src[1] - fy, tp->gy);
+    if (grads) {
+        gs_cubic_grad(src[0] - fx, tp->gx);
+        gs_cubic_grad(src[1] - fy, tp->gy);
+    }
     for (int i = 0; i < 4; i++)     /* rows (y) */
         for (int j = 0; j < 4; j++) { /* columns (x) */
             acc_t g, ic[2];
@@ -237,7 +250,7 @@ __kernel void gs_fwd(__global const X_T *x, __global const T_T *grid, __global Y
     if (n < 0)
         return;
     gs_taps tp;
-    gs_taps_of(&p, grid, n, pos, &tp);
+    gs_taps_of(&p, grid, n, pos, &tp, 0);
     long xb = p.x_off + n * p.x_sn;
     long yb = p.y_off + n * p.y_sn + pos[0] * p.y_sp[0] + pos[1] * p.y_sp[1] + pos[2] * p.y_sp[2];
     for (long c = 0; c < p.C; c++) {
@@ -263,8 +276,8 @@ __kernel void gs_fwd(__global const X_T *x, __global const T_T *grid, __global Y
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #endif
 /* *a += v by compare-and-swap on the bits (no float atomics in OpenCL 1.2).
- * float64 without 64-bit atomics: never called (the host refuses a float64
- * grad_input there), but the kernel still serves grad_grid. */
+ * float64 without 64-bit atomics: never called (the host takes gs_bwd_in
+ * for grad_input there), but the kernel still serves grad_grid. */
 inline void gs_atomic_add(__global acc_t *a, acc_t v)
 {
 #if defined(NN_ACC_F64) && !defined(GS_ATOMIC64)
@@ -295,7 +308,7 @@ __kernel void gs_bwd(__global const G_T *g, __global const X_T *x, __global cons
     if (n < 0)
         return;
     gs_taps tp;
-    gs_taps_of(&p, grid, n, pos, &tp);
+    gs_taps_of(&p, grid, n, pos, &tp, 1);
     int want_in = (p.flags & TOCL_GS_GRAD_INPUT) != 0, want_grid = (p.flags & TOCL_GS_GRAD_GRID) != 0;
     long xb = p.x_off + n * p.x_sn, zb = p.z_off + n * p.z_sn;
     long gb = p.y_off + n * p.y_sn + pos[0] * p.y_sp[0] + pos[1] * p.y_sp[1] + pos[2] * p.y_sp[2];
@@ -305,16 +318,28 @@ __kernel void gs_bwd(__global const G_T *g, __global const X_T *x, __global cons
     for (long c = 0; c < p.C; c++) {
         acc_t go = LDG(g, gb + c * p.y_sc);
         long xc = xb + c * p.x_sc, zc = zb + c * p.z_sc;
+#if GS_MODE == TOCL_GS_BILINEAR && GS_DIMS == 2
+        acc_t v4[4] = {0, 0, 0, 0}; /* taps outside read 0 */
+#endif
         for (int t = 0; t < GS_TAPS; t++) {
             if (!tp.ok[t])
                 continue;
             if (want_in)
                 gs_atomic_add(z + zc + tp.zo[t], tp.w[t] * go);
-#if GS_MODE == TOCL_GS_BILINEAR
-            if (want_grid) {
-                acc_t v = LDX(x, xc + tp.xo[t]) * go;
-                for (int k = 0; k < GS_DIMS; k++)
-                    gc[k] += v * tp.dw[t][k];
+#if GS_MODE == TOCL_GS_BILINEAR && GS_DIMS == 2
+            if (want_grid) /* the CPU's 2-d kernel combines the four taps below */
+                v4[t] = LDX(x, xc + tp.xo[t]);
+#elif GS_MODE == TOCL_GS_BILINEAR
+            if (want_grid) { /* the CPU's 3-d gix -= val * w_y * w_z * gOut, term by term */
+                acc_t v = LDX(x, xc + tp.xo[t]);
+                for (int k = 0; k < GS_DIMS; k++) {
+                    acc_t term = v * tp.wk[t][k][0];
+#if GS_DIMS == 3
+                    term = term * tp.wk[t][k][1];
+#endif
+                    term = term * go;
+                    gc[k] = ((t >> k) & 1) ? gc[k] + term : gc[k] - term;
+                }
             }
 #elif GS_MODE == TOCL_GS_BICUBIC
             if (want_grid) {
@@ -324,12 +349,51 @@ __kernel void gs_bwd(__global const G_T *g, __global const X_T *x, __global cons
             }
 #endif
         }
+#if GS_MODE == TOCL_GS_BILINEAR && GS_DIMS == 2
+        /* taps nw, ne, sw, se; distances e = w0[x], w = w1[x], s = w0[y], n = w1[y] */
+        if (want_grid) {
+            gc[0] = gc[0] + ((v4[1] - v4[0]) * tp.wk[0][0][0] + (v4[3] - v4[2]) * tp.wk[3][0][0]) * go;
+            gc[1] = gc[1] + ((v4[2] - v4[0]) * tp.wk[0][1][0] + (v4[3] - v4[1]) * tp.wk[3][1][0]) * go;
+        }
+#endif
     }
     if (want_grid) { /* nearest: a step function, gradient 0 */
         long sb = p.s_off + n * p.s_sn + pos[0] * p.s_sp[0] + pos[1] * p.s_sp[1] + pos[2] * p.s_sp[2];
         for (int k = 0; k < GS_DIMS; k++)
             STS(s, sb + k * p.s_sk, tp.mult[k] * gc[k]);
     }
+}
+
+/* grad_input without atomics, in the CPU's order: one work-item per
+ * (batch, block of cb channels) walks the grid points in row-major order,
+ * maps each point to its taps once and adds each tap's w * grad_output
+ * into its channels' planes of the accumulator z (zeroed by gs_zero). The
+ * sum of every element then runs in grid-point order, as in ATen's
+ * grid_sampler_*_backward_cpu, so it is deterministic and matches the
+ * CPU's rounding; gs_bwd then computes grad_grid alone. */
+__kernel void gs_bwd_in(__global const G_T *g, __global const T_T *grid, __global acc_t *z, tocl_gs_params p,
+                        long cb)
+{
+    long id = get_global_id(0), nb = (p.C + cb - 1) / cb;
+    if (id >= p.N * nb)
+        return;
+    long n = id / nb, c0 = (id - n * nb) * cb, c1 = c0 + cb < p.C ? c0 + cb : p.C;
+    long gb = p.y_off + n * p.y_sn, zb = p.z_off + n * p.z_sn;
+    long pos[3];
+    for (pos[0] = 0; pos[0] < p.osz[0]; pos[0]++)
+        for (pos[1] = 0; pos[1] < p.osz[1]; pos[1]++)
+            for (pos[2] = 0; pos[2] < p.osz[2]; pos[2]++) {
+                gs_taps tp;
+                gs_taps_of(&p, grid, n, pos, &tp, 0);
+                long gp = gb + pos[0] * p.y_sp[0] + pos[1] * p.y_sp[1] + pos[2] * p.y_sp[2];
+                for (long c = c0; c < c1; c++) {
+                    acc_t go = LDG(g, gp + c * p.y_sc);
+                    __global acc_t *zc = z + zb + c * p.z_sc;
+                    for (int t = 0; t < GS_TAPS; t++)
+                        if (tp.ok[t])
+                            zc[tp.zo[t]] += tp.w[t] * go;
+                }
+            }
 }
 
 __kernel void gs_zero(__global acc_t *z, tocl_gs_params p)

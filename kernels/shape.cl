@@ -81,28 +81,32 @@ __kernel void tocl_shape_pad_bwd(__global T *gin, __global const T *gout, tocl_r
         int k = 2 - np++; /* padded dims fill slots from the inside out */
         long n = p.sizes[d], m = p.src_sizes[d], b = p.shift[d], c;
         int q = 0;
+        /* Pads may be negative (cropping): every candidate c is clipped
+         * to [0, m). */
         if (p.mode[d] == TOCL_RM_REFLECT) {
-            if (s >= 1 && s <= b) {
-                lo[k][q] = b - s;
-                hi[k][q++] = b - s + 1;
-            }
-            lo[k][q] = s + b;
-            hi[k][q++] = s + b + 1;
-            c = b + 2 * (n - 1) - s;
-            if (c >= b + n && c < m) {
+            /* c - b = -s (left reflection), s, 2 (n - 1) - s (right) */
+            c = b - s;
+            if (s >= 1 && c >= 0 && c < m) {
                 lo[k][q] = c;
                 hi[k][q++] = c + 1;
             }
-        } else { /* replicate */
-            if (s == 0 && b > 0) {
-                lo[k][q] = 0;
-                hi[k][q++] = b;
+            c = s + b;
+            if (c >= 0 && c < m) {
+                lo[k][q] = c;
+                hi[k][q++] = c + 1;
             }
-            lo[k][q] = s + b;
-            hi[k][q++] = s + b + 1;
-            if (s == n - 1 && b + n < m) {
-                lo[k][q] = b + n;
-                hi[k][q++] = m;
+            c = b + 2 * (n - 1) - s;
+            if (s <= n - 2 && c >= 0 && c < m) {
+                lo[k][q] = c;
+                hi[k][q++] = c + 1;
+            }
+        } else { /* replicate: one range of c, open ended at the edges */
+            long l = s == 0 ? 0 : s + b, h = s == n - 1 ? m : s + b + 1;
+            l = l < 0 ? 0 : l;
+            h = h > m ? m : h;
+            if (l < h) {
+                lo[k][q] = l;
+                hi[k][q++] = h;
             }
         }
         nr[k] = q;

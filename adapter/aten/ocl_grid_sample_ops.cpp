@@ -58,7 +58,7 @@ at::Tensor& fwd_out(const at::Tensor& input, const at::Tensor& grid, int64_t mod
   check_args<N>(input, grid, mode, padding);
   TORCH_CHECK(out.scalar_type() == input.scalar_type(), "grid_sampler_", N, "d: expected out dtype ",
               input.scalar_type(), ", got ", out.scalar_type());
-  at::native::resize_output(out, out_sizes(input, grid));
+  resize_out(out, out_sizes(input, grid));
   if (out.numel() == 0)
     return out;
   c10::DeviceGuard guard(input.device());
@@ -90,9 +90,9 @@ std::tuple<at::Tensor&, at::Tensor&> bwd_out(const at::Tensor& grad, const at::T
                 "d_backward: expected output dtype ", input.scalar_type(), ", got ", o->scalar_type());
   bool want_in = output_mask[0];
   if (want_in)
-    at::native::resize_output(grad_input, input.sizes());
-  at::native::resize_output(grad_grid, grid.sizes());
-  // grad_input is the atomics' accumulator: it must be dense
+    resize_out(grad_input, input.sizes());
+  resize_out(grad_grid, grid.sizes());
+  // grad_input is the kernels' accumulator: it must be dense
   at::Tensor gi = want_in && !grad_input.is_contiguous() ? at::empty(input.sizes(), input.options()) : grad_input;
   c10::DeviceGuard guard(input.device());
   tocl_grid_sample_desc d = desc_of(mode, padding, align);

@@ -39,10 +39,11 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
       ref = &t;
   }
   auto dtype = at::native::result_type(tensors);
-  TORCH_CHECK(c10::canCast(dtype, out.scalar_type()), "torch.cat(): input types can't be cast to the desired output type ",
-              out.scalar_type());
+  // TORCH_CHECK_TYPE: a TypeError, as on the CPU
+  TORCH_CHECK_TYPE(c10::canCast(dtype, out.scalar_type()),
+                   "torch.cat(): input types can't be cast to the desired output type ", out.scalar_type());
   if (!ref) {  // every input is a skipped empty tensor
-    at::native::resize_output(out, {0});
+    resize_out(out, {0});
     return out;
   }
   dim = at::legacy_cat_wrap_dim(dim, list);
@@ -64,7 +65,7 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
   for (size_t i = 0; i < list.size(); i++)
     if (!skipped(list[i]) && out.numel() > 0)
       at::assert_no_overlap(out, list[i]);
-  at::native::resize_output(out, sizes);
+  resize_out(out, sizes);
   if (out.numel() == 0)
     return out;
   c10::DeviceGuard guard(out.device());
@@ -152,7 +153,7 @@ struct Tri {
     if (!result.is_same(self)) {
       TORCH_CHECK(result.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ", self.scalar_type(),
                   ", but got ", result.scalar_type(), " instead");
-      at::native::resize_output(result, self.sizes());
+      resize_out(result, self.sizes());
     }
     if (self.numel() == 0)
       return result;
@@ -179,8 +180,9 @@ std::vector<int64_t> pad_sizes(const at::Tensor& self, at::IntArrayRef padding, 
   TORCH_CHECK(self.dim() == k + 1 || self.dim() == k + 2, "Expected ", k + 1, "D or ", k + 2,
               "D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: ",
               self.sizes());
-  for (int64_t d = 1; d < self.dim(); d++)
-    TORCH_CHECK(self.size(d) != 0 || d < self.dim() - k, "Expected ", k + 1, "D or ", k + 2,
+  // as ATen's padding::check_valid_input: only a batch dim may be empty
+  for (int64_t d = self.dim() == k + 2 ? 1 : 0; d < self.dim(); d++)
+    TORCH_CHECK(self.size(d) != 0, "Expected ", k + 1, "D or ", k + 2,
                 "D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: ",
                 self.sizes());
   auto sizes = self.sizes().vec();
@@ -200,7 +202,7 @@ template <int K, bool REFLECT>
 struct Pad {
   static at::Tensor& out(const at::Tensor& self, at::IntArrayRef padding, at::Tensor& result) {
     auto sizes = pad_sizes(self, padding, K, REFLECT);
-    at::native::resize_output(result, sizes);
+    resize_out(result, sizes);
     std::vector<tocl_remap_mode> modes(self.dim(), TOCL_REMAP_ID);
     std::vector<int64_t> shift(self.dim(), 0);
     for (int i = 0; i < K; i++) {
@@ -220,7 +222,7 @@ struct Pad {
     auto sizes = pad_sizes(self, padding, K, REFLECT);
     TORCH_CHECK(grad_output.sizes().vec() == sizes, "grad_output size ", grad_output.sizes(),
                 " does not match the padded size ", c10::IntArrayRef(sizes));
-    at::native::resize_output(grad_input, self.sizes());
+    resize_out(grad_input, self.sizes());
     if (grad_input.numel() == 0)
       return grad_input;
     int64_t before[3] = {0, 0, 0};

@@ -111,6 +111,19 @@ static int gs_has_atomic64(int dev) {
     return strstr(tocl_dev_props(dev)->extensions, "cl_khr_int64_base_atomics") != NULL;
 }
 
+/* grad_input in the CPU's order (gs_bwd_in: a work-item per (batch,
+ * channel block) over every grid point; deterministic, and the CPU's
+ * rounding) when there are planes enough to keep every compute unit busy
+ * (4 per unit on a CPU, 16 on others) or the walks are short. Otherwise
+ * (few planes, many points) the atomics of gs_bwd scatter from a
+ * work-item per point, and the sums of one element come in any order, as
+ * on CUDA. */
+static int gs_ordered_input(int dev, int64_t planes, int64_t points) {
+    const tocl_device_props *pr = tocl_dev_props(dev);
+    int64_t cu = pr->compute_units ? pr->compute_units : 1;
+    return points <= 4096 || planes >= (pr->kind == TOCL_DEVICE_CPU ? 4 : 16) * cu;
+}
+
 /* Build options: one dtype for every role, dims, mode. */
 static tocl_status gs_options(int dev, tocl_dtype dt, int nd, tocl_grid_sample_mode mode, char *opts, size_t cap) {
     tocl_dtype dts[6] = {dt, dt, dt, dt, dt, dt};
@@ -121,15 +134,28 @@ static tocl_status gs_options(int dev, tocl_dtype dt, int nd, tocl_grid_sample_m
     return TOCL_OK;
 }
 
-/* Enqueue `items` work-items of kernel `name`. */
-static tocl_status gs_launch(int dev, int stream, const char *opts, const char *name, int64_t items,
-                             const tocl_ops_arg *args, int nargs) {
+/* Enqueue `items` work-items of kernel `name`; spread: groups small
+ * enough that every compute unit gets several (for few, long items). */
+static tocl_status gs_launch_groups(int dev, int stream, const char *opts, const char *name, int64_t items,
+                                    int spread, const tocl_ops_arg *args, int nargs) {
     if (items <= 0)
         return TOCL_OK;
     tocl_ops_kernel *k;
     TOCL_TRY(tocl_ops_kernel_get(dev, "grid_sample", name, opts, &k));
-    size_t local = tocl_nn_item_size(dev, k), global = ((size_t)items + local - 1) / local * local;
+    size_t local = tocl_nn_item_size(dev, k);
+    if (spread) {
+        uint32_t cu = tocl_dev_props(dev)->compute_units;
+        int64_t want = items / (4 * (int64_t)(cu ? cu : 1));
+        while (local > 1 && (int64_t)local > want)
+            local /= 2;
+    }
+    size_t global = ((size_t)items + local - 1) / local * local;
     return tocl_nn_launch(dev, stream, k, global, local, args, nargs);
+}
+
+static tocl_status gs_launch(int dev, int stream, const char *opts, const char *name, int64_t items,
+                             const tocl_ops_arg *args, int nargs) {
+    return gs_launch_groups(dev, stream, opts, name, items, 0, args, nargs);
 }
 
 tocl_status tocl_grid_sample_forward(int dev, int stream, const tocl_grid_sample_desc *d, const tocl_tensor *input,
@@ -161,15 +187,15 @@ tocl_status tocl_grid_sample_backward(int dev, int stream, const tocl_grid_sampl
     const char *op = gs_op(nd);
     tocl_dtype dt = input->dtype;
     TOCL_TRY(gs_nc_operand(&p, nd, grad_out, "grad_output", dt, &p.y_sn, &p.y_sc, p.y_sp));
+    int no_atomics = 0;
     if (grad_input) {
         TOCL_TRY(gs_shape(op, grad_input, "grad_input", input->ndim, input->sizes));
         if (grad_input->dtype != dt || (tocl_ops_numel(grad_input) > 0 && !tocl_ops_is_contiguous(grad_input)))
             return tocl_fail(TOCL_E_INVALID, "%s: grad_input must be dense row-major with the input's dtype %s", op,
                              tocl_dtype_name(dt));
-        if (dt == TOCL_F64 && !gs_has_atomic64(dev))
-            return tocl_fail(TOCL_E_UNSUPPORTED, "%s: a float64 grad_input needs 64-bit atomics "
-                             "(cl_khr_int64_base_atomics), which device %d (%s) lacks", op, dev,
-                             tocl_dev_props(dev)->name);
+        /* float64 without 64-bit atomics (cl_khr_int64_base_atomics):
+         * always the ordered walk, which needs none */
+        no_atomics = dt == TOCL_F64 && !gs_has_atomic64(dev);
         /* dense strides of the accumulator, per coordinate */
         int64_t st = 1;
         for (int i = input->ndim - 1; i >= 0; i--) {
@@ -230,10 +256,24 @@ tocl_status tocl_grid_sample_backward(int dev, int stream, const tocl_grid_sampl
         tocl_ops_arg a[] = {{sizeof az, &az}, {sizeof p, &p}};
         s = gs_launch(dev, stream, opts, "gs_zero", p.z_n, a, 2);
     }
+    int64_t points = p.osz[0] * p.osz[1] * p.osz[2];
+    if (s == TOCL_OK && grad_input && (no_atomics || gs_ordered_input(dev, p.N * p.C, points))) {
+        /* channel blocks: mapping a point to its taps costs more than
+         * adding its channels, so a block of cb channels shares it, while
+         * every compute unit still gets 4 blocks (a CPU) or 16 */
+        const tocl_device_props *pr = tocl_dev_props(dev);
+        int64_t cu = pr->compute_units ? pr->compute_units : 1, per = pr->kind == TOCL_DEVICE_CPU ? 4 : 16;
+        cl_long cb = (cl_long)(p.N * p.C / (per * cu));
+        cb = cb < 1 ? 1 : cb > p.C ? p.C : cb;
+        cl_long blocks = p.N * ((p.C + cb - 1) / cb);
+        tocl_ops_arg a[] = {{sizeof ag, &ag}, {sizeof at, &at}, {sizeof az, &az}, {sizeof p, &p}, {sizeof cb, &cb}};
+        s = gs_launch_groups(dev, stream, opts, "gs_bwd_in", blocks, 1, a, 5);
+        p.flags &= ~TOCL_GS_GRAD_INPUT; /* done: gs_bwd computes grad_grid alone */
+    }
     if (s == TOCL_OK && any) {
         tocl_ops_arg a[] = {{sizeof ag, &ag}, {sizeof ax, &ax}, {sizeof at, &at},
                             {sizeof az, &az}, {sizeof as, &as}, {sizeof p, &p}};
-        s = gs_launch(dev, stream, opts, "gs_bwd", p.flags ? p.N * p.osz[0] * p.osz[1] * p.osz[2] : 0, a, 6);
+        s = gs_launch(dev, stream, opts, "gs_bwd", p.flags ? p.N * points : 0, a, 6);
     }
     if (s == TOCL_OK && scratch) {
         tocl_ops_arg a[] = {{sizeof az, &az}, {sizeof bq, &bq}, {sizeof p, &p}};

@@ -73,7 +73,7 @@ def test_cat_promotion_out_and_empty(no_fallback):
     same(out, torch.cat([a, b]).double())
     with pytest.raises(RuntimeError):
         torch.cat([a.to(D), torch.zeros(2, 4, device=D)])
-    with pytest.raises(RuntimeError):
+    with pytest.raises(TypeError):  # as on the CPU (TORCH_CHECK_TYPE)
         torch.cat([a.to(D), b.to(D)], out=torch.empty(0, dtype=torch.int64, device=D))
     with pytest.raises(RuntimeError):
         torch.cat([torch.tensor(1.0, device=D)])
@@ -84,6 +84,104 @@ def test_cat_promotion_out_and_empty(no_fallback):
     out = torch.empty(0, device=D)
     torch.tril(torch.ones(3, 3, device=D), out=out)
     same(out, torch.ones(3, 3).tril())
+
+
+def _cat_out_error(f, dev, ins, out_dt):
+    out = torch.empty(0, dtype=out_dt, device=dev)
+    with pytest.raises(Exception) as info:
+        f([t.to(dev) for t in ins], out=out)
+    return info.type, str(info.value)
+
+
+@pytest.mark.parametrize("name", ["cat", "_chunk_cat", "column_stack", "hstack", "vstack", "dstack", "stack"])
+def test_cat_out_dtype_cannot_cast(name, no_fallback):
+    # issue 23: an out of a lower dtype category raised RuntimeError on ocl,
+    # TypeError on the CPU
+    if name == "_chunk_cat":
+        def f(ts, out):
+            return torch._chunk_cat(ts, dim=0, num_chunks=2, out=out)
+    else:
+        f = getattr(torch, name)
+    x = make_cpu((2, 3), torch.float32)
+    i = make_cpu((2, 3), torch.int64)
+    for ins, out_dt in [([x, x], torch.int64), ([x, i], torch.int32), ([i, i], torch.bool), ([x, x], torch.bool)]:
+        want = _cat_out_error(f, "cpu", ins, out_dt)
+        # _chunk_cat refuses mixed input dtypes first (RuntimeError)
+        assert want[0] is TypeError or (name == "_chunk_cat" and ins[0].dtype != ins[1].dtype)
+        assert _cat_out_error(f, D, ins, out_dt) == want
+    # castable outs still work, converting
+    for ins, out_dt in [([x, x], torch.float64), ([i, x], torch.float16), ([i, i], torch.float32)]:
+        if name == "_chunk_cat" and ins[0].dtype != ins[1].dtype:
+            continue
+        out = torch.empty(0, dtype=out_dt, device=D)
+        f([t.to(D) for t in ins], out=out)
+        ref = torch.empty(0, dtype=out_dt)
+        f(ins, out=ref)
+        same(out, ref, atol=0, rtol=0)
+
+
+def _pad_check(x, pad, mode, nc_grad=False, out_format=None):
+    """F.pad forward and backward on ocl against the CPU; half types
+    against a float32 CPU reference for the gradient (the CPU rounds each
+    partial sum to 16 bits, ocl once)."""
+    half = x.dtype in (torch.float16, torch.bfloat16)
+    xc = x.clone().requires_grad_()
+    yc = F.pad(xc, pad, mode=mode)
+    xo = x.to(D)
+    if out_format is not None:
+        xo = xo.contiguous(memory_format=out_format)
+    xo.requires_grad_()
+    yo = F.pad(xo, pad, mode=mode)
+    same(yo.detach(), yc.detach(), atol=0, rtol=0)  # a pure move
+    if nc_grad:  # a strided grad_output
+        g = make_cpu(tuple(yc.shape[:-1]) + (yc.shape[-1] * 2,), x.dtype, seed=5)[..., ::2]
+    else:
+        g = make_cpu(tuple(yc.shape), x.dtype, seed=5)
+    if half:
+        xf = x.float().requires_grad_()
+        (gc,) = torch.autograd.grad(F.pad(xf, pad, mode=mode), xf, g.float())
+        gc = gc.to(x.dtype)
+    else:
+        (gc,) = torch.autograd.grad(yc, xc, g)
+    (go,) = torch.autograd.grad(yo, xo, g.to(D))
+    same(go, gc, **(dict(atol=1e-2, rtol=1e-2) if half else dict(atol=0, rtol=0)))
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64, torch.float16], ids=dtype_id)
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_pads_negative(dt, mode, no_fallback):
+    # issue 23: negative pads (cropping) are legal for reflect and replicate;
+    # the backward refused them ("pads (-2, 1) do not fit")
+    pairs = [(-2, 1), (1, -2), (-1, -2), (0, -3), (-3, 0), (-5, 4), (3, -1)]
+    sizes = (8, 7, 6)
+    for k in (1, 2, 3):
+        shape = (2, 3) + sizes[:k]
+        x = make_cpu(shape, dt)
+        xs = make_cpu(shape[:-1] + (shape[-1] * 2,), dt)[..., 1::2]  # strided input
+        for l, r in pairs:
+            _pad_check(x, (l, r) * k, mode)  # the same pads on every dim
+            for j in range(k):  # negative pads on one dim, positive elsewhere
+                pad = [1, 2] * k
+                pad[2 * j], pad[2 * j + 1] = l, r
+                _pad_check(xs, tuple(pad), mode, nc_grad=(j == 0))
+    # unbatched, channels_last, an empty batch
+    _pad_check(make_cpu((3, 8), dt), (-2, 1), mode)
+    _pad_check(make_cpu((2, 3, 5, 6), dt), (-1, 2, 2, -3), mode, out_format=torch.channels_last)
+    _pad_check(make_cpu((2, 3, 4, 5, 6), dt), (-1, 2, 2, -3, -2, -1), mode, out_format=torch.channels_last_3d)
+    _pad_check(make_cpu((0, 3, 8), dt), (-2, 1), mode)
+    # crops down to one element, far-reaching mixed pads
+    for pad in [(-7, 0), (-4, -3), (-14, 7)] + ([(-10, 10), (8, -3)] if mode == "replicate" else []):
+        _pad_check(make_cpu((2, 3, 8), dt), pad, mode)
+    # what the CPU refuses, ocl refuses (RuntimeError both)
+    bad = [((2, 3, 8), (-4, -4)), ((2, 3, 8), (-9, 0)), ((2, 0, 5, 6), (-1, 2, 2, -3)),
+           ((0, 5, 6), (-1, 2, 2, -3)), ((2, 3, 0, 6), (-1, 2, 2, -3))]
+    if mode == "reflect":
+        bad += [((2, 3, 8), (-10, 10)), ((2, 3, 8), (8, -3)), ((2, 3, 1), (-1, 1))]
+    for shape, pad in bad:
+        with pytest.raises(RuntimeError):
+            F.pad(torch.zeros(shape, dtype=dt), pad, mode=mode)
+        with pytest.raises(RuntimeError):
+            F.pad(torch.zeros(shape, dtype=dt, device=D), pad, mode=mode)
 
 
 @pytest.mark.parametrize("dt", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=dtype_id)
