@@ -70,13 +70,17 @@ static const char h_pow_int[] =
     "    return (%T)r;\n}\n";
 
 /* Giles' single-precision approximation ("Approximating the erfinv
- * function", GPU Gems 2011), then two Newton steps on erf, which bring it
- * to full double precision as well. */
+ * function", GPU Gems 2011) of |y|, then Newton steps. Up to |y| = 1/2 two
+ * steps on erf bring it to full double precision. Beyond, erf(x) - y loses
+ * the digits of 1 - |y| (exact there), and in double the polynomial, fitted
+ * for float, is up to 12% off near 1 (erfinv(1 - 2^-53) came out 5.457 for
+ * 5.8636); four steps on log(erfc(x)) - log(1 - |y|), nearly linear in x
+ * out there, reach full double precision from that start (three: 4e-10). */
 static const char h_erfinv[] =
     "inline %T tocl_erfinv_%T(%T y)\n{\n"
     "    if (!(fabs(y) < 1))\n"
     "        return fabs(y) == 1 ? copysign((%T)INFINITY, y) : (%T)NAN;\n"
-    "    %T w = -log((1 - y) * (1 + y)), p;\n"
+    "    %T a = fabs(y), w = -log((1 - a) * (1 + a)), p;\n"
     "    if (w < 5) {\n"
     "        w -= 2.5%F;\n"
     "        p = 2.81022636e-08%F;\n"
@@ -100,13 +104,26 @@ static const char h_erfinv[] =
     "        p = 1.00167406%F + p * w;\n"
     "        p = 2.83297682%F + p * w;\n"
     "    }\n"
-    "    %T x = p * y;\n"
-    "    for (int k = 0; k < 2; k++)\n"
-    "        x -= (erf(x) - y) / (1.12837916709551257390%F * exp(-x * x));\n"
-    "    return x;\n}\n";
+    "    %T x = p * a, k = 1.12837916709551257390%F;\n"
+    "    if (a <= 0.5%F) {\n"
+    "        for (int i = 0; i < 2; i++)\n"
+    "            x -= (erf(x) - a) / (k * exp(-x * x));\n"
+    "    } else {\n"
+    "        %T lq = log(1 - a);\n"
+    "        for (int i = 0; i < 4; i++) {\n"
+    "            %T e = erfc(x);\n"
+    "            x += (log(e) - lq) * e / (k * exp(-x * x));\n"
+    "        }\n"
+    "    }\n"
+    "    return copysign(x, y);\n}\n";
 
 /* calc_digamma of PyTorch: reflection for negative x, recurrence up to 10,
- * then the asymptotic series. */
+ * then the asymptotic series. The reflection term pi / tan(pi x) is taken
+ * at r = x mod 1 in [-1/2, 1/2] (exact), and for |r| > 1/4 as
+ * -pi tan(pi (r -+ 1/2)), so tan's argument stays within pi/4 where the
+ * rounding of pi * r costs no more than an ulp. PyTorch's float version
+ * computes this term in double; tan(pi * r) in float with r near -1 was off
+ * by 2% at digamma(-3.999998) (-534916 for -524286.5). */
 static const char h_digamma[] =
     "inline %T tocl_digamma_%T(%T x)\n{\n"
     "    if (x == 0)\n        return copysign((%T)INFINITY, -x);\n"
@@ -114,7 +131,9 @@ static const char h_digamma[] =
     "    if (x < 0) {\n"
     "        if (x == trunc(x))\n            return (%T)NAN;\n"
     "        %T r = x - trunc(x);\n"
-    "        result = -3.14159265358979323846%F / tan(3.14159265358979323846%F * r);\n"
+    "        r -= rint(r);\n"
+    "        %T pi = 3.14159265358979323846%F;\n"
+    "        result = fabs(r) <= 0.25%F ? -pi / tan(pi * r) : pi * tan(pi * (r - copysign(0.5%F, r)));\n"
     "        x = 1 - x;\n    }\n"
     "    while (x < 10) {\n        result -= 1 / x;\n        x += 1;\n    }\n"
     "    if (x == 10)\n        return result + 2.25175258906672110764%F;\n"
@@ -131,12 +150,28 @@ static const char h_digamma[] =
     "        y *= z;\n    }\n"
     "    return result + log(x) - 0.5%F / x - y;\n}\n";
 
+/* tanh of a variable, exactly +-1 where the true value rounds to it:
+ * 1 - tanh(x) ~ 2 exp(-2x) is below half an ulp of 1 from x = 9.01 (float)
+ * and 19.06 (double). PoCL's float tanh stops at 1 - 2^-24 there, which
+ * gelu's tanh form turns into 0.5 x 2^-24 instead of 0 for large negative
+ * x (-2.2e-5 at -745, -inf instead of NaN at -inf) and its gradient into
+ * 1.00005 at x = 20. */
+#define SAT_TANH(v) \
+    "(fabs(" v ") > (sizeof(%T) == 4 ? 9.1%F : 19.1%F) ? copysign(1.0%F, " v ") : tanh(" v "))"
+
+/* PyTorch's tanh-approximated gelu, x^3 formed first as its kernel does. */
+static const char h_gelu_tanh[] =
+    "inline %T tocl_gelu_tanh_%T(%T x)\n{\n"
+    "    %T u = 0.79788456080286535588%F * (x + 0.044715%F * (x * x * x));\n"
+    "    return 0.5%F * x * (1 + " SAT_TANH("u") ");\n}\n";
+
 /* The gradients below follow PyTorch's CPU kernels term by term. */
 static const char h_gelu_tanh_bw[] =
     "inline %T tocl_gelu_tanh_bw_%T(%T dy, %T x)\n{\n"
     "    %T kb = 0.79788456080286535588%F, kk = 0.044715%F;\n"
     "    %T x_sq = x * x;\n"
-    "    %T t = tanh(kb * (x + kk * x_sq * x));\n"
+    "    %T u = kb * (x + kk * x_sq * x);\n"
+    "    %T t = " SAT_TANH("u") ";\n"
     "    %T left = 0.5%F * x;\n"
     "    %T left_d = 0.5%F * (1 + t);\n"
     "    %T right_d = left * (1 - t * t) * (kb * (1 + 3 * kk * x_sq));\n"
@@ -224,7 +259,7 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     UNARY_FLOAT(TOCL_IR_ATAN, "atan", "atan(%0)"),
     UNARY_FLOAT(TOCL_IR_SINH, "sinh", "sinh(%0)"),
     UNARY_FLOAT(TOCL_IR_COSH, "cosh", "cosh(%0)"),
-    UNARY_FLOAT(TOCL_IR_TANH, "tanh", "tanh(%0)"),
+    UNARY_FLOAT(TOCL_IR_TANH, "tanh", SAT_TANH("%0")),
     UNARY_FLOAT(TOCL_IR_ASINH, "asinh", "asinh(%0)"),
     UNARY_FLOAT(TOCL_IR_ACOSH, "acosh", "acosh(%0)"),
     UNARY_FLOAT(TOCL_IR_ATANH, "atanh", "atanh(%0)"),
@@ -287,8 +322,7 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
         "(fabs(%2) < 0.5%F ? %0 + %2 * (%1 - %0) : %1 - (%1 - %0) * (1.0%F - %2))", NA, NA),
 
     UNARY_FLOAT(TOCL_IR_GELU, "gelu", "(%0 * 0.5%F * (1.0%F + erf(%0 * 0.70710678118654752440%F)))"),
-    UNARY_FLOAT(TOCL_IR_GELU_TANH, "gelu_tanh",
-                "(0.5%F * %0 * (1.0%F + tanh(0.79788456080286535588%F * (%0 + 0.044715%F * %0 * %0 * %0))))"),
+    ROWH(TOCL_IR_GELU_TANH, "gelu_tanh", 1, TOCL_IR_SIG_SAME, "tocl_gelu_tanh_%T(%0)", NA, NA, h_gelu_tanh, NULL),
     BINARY_FLOAT(TOCL_IR_GELU_BACKWARD, "gelu_backward",
                  "(%0 * (0.5%F * (1.0%F + erf(%1 * 0.70710678118654752440%F)) + "
                  "%1 * 0.39894228040143267794%F * exp(-0.5%F * %1 * %1)))"),
