@@ -170,6 +170,10 @@ PYBIND11_MODULE(_C, m) {
     py::gil_scoped_release nogil;
     tocl_fusion_wait_builds();
   });
+  m.def("_fusion_abandon_builds", [](double seconds) {
+    py::gil_scoped_release nogil;
+    return tocl_fusion_abandon_builds(seconds) != 0;
+  });
   m.def("_fusion_stats", [] {
     tocl_fusion_stats s{};
     tocl_fusion_stats_get(&s);

@@ -42,6 +42,13 @@ tocl_status tocl_fusion_flush_all(void);
 void tocl_fusion_set_sync_build(int on);
 /* Wait until the background thread has built every kernel asked of it. */
 void tocl_fusion_wait_builds(void);
+/* For the exit: drop the builds not yet started (their graphs keep running
+ * as separate kernels), refuse new ones, and wait for the one in progress
+ * until `seconds` after the first call. Returns 1 if the thread is idle.
+ * The runtime calls it itself at exit() and, if a build is still in the
+ * driver then, ends the process with _exit before the driver's destructors
+ * run under it. Irreversible. */
+int tocl_fusion_abandon_builds(double seconds);
 
 typedef struct tocl_fusion_stats {
     uint64_t ops_recorded;          /* elementwise launches deferred */

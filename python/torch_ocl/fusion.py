@@ -19,9 +19,13 @@ import contextlib
 
 from . import _C
 
-# A fused kernel may still be building on the background thread when the
-# interpreter exits; let it finish before the OpenCL driver is torn down.
-atexit.register(_C._fusion_wait_builds)
+# At exit the fused kernels still queued for the background thread are
+# dropped (nobody will run them) and the one being built gets a second to
+# finish: waiting for the whole queue kept the process alive for tens of
+# seconds after a run that met many new graphs, deaf to Ctrl-C. The runtime's
+# own exit handler, which runs before the OpenCL driver's destructors, ends
+# the process without them if that build is still in the driver by then.
+atexit.register(_C._fusion_abandon_builds, 1.0)
 
 _MODES = ("strict", "fused")
 

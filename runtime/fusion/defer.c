@@ -69,6 +69,7 @@ void tocl_fusion_set_sync_build(int on) { atomic_store(&g_sync_build, on != 0); 
 int tocl_defer_sync_build(void) { return atomic_load(&g_sync_build); }
 void tocl_defer_count_reduction(void) { atomic_fetch_add(&st.reductions, 1); }
 void tocl_fusion_wait_builds(void) { tocl_ew_wait_builds(); }
+int tocl_fusion_abandon_builds(double seconds) { return tocl_ew_abandon_builds(seconds); }
 
 static int log_on(void) {
     if (g_log < 0) {

@@ -29,6 +29,9 @@ tocl_status tocl_ew_launch(int dev, int stream, const tocl_ir_graph *g, const to
 void tocl_build_async(void (*fn)(const void *key), const void *key, size_t size, uint64_t hash);
 /* Wait until the background thread has built every kernel asked of it. */
 void tocl_ew_wait_builds(void);
+/* At exit: drop the queued builds, refuse new ones, and wait for the one in
+ * the driver until `seconds` after the first call; 1 if the thread is idle. */
+int tocl_ew_abandon_builds(double seconds);
 /* Background builds finished so far and the seconds they took. */
 void tocl_ew_build_stats(uint64_t *builds, double *seconds);
 
