@@ -168,6 +168,36 @@ void write_back(const at::Tensor& cpu, const at::Tensor& dev) {
     dev.copy_(cpu);
 }
 
+// Every tensor among the arguments: plain, in lists, in optional lists.
+template <typename F>
+void for_each_tensor(const std::vector<c10::IValue>& args, F&& f) {
+  for (const auto& v : args) {
+    if (v.isTensor())
+      f(v.toTensor());
+    else if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorVector())
+        f(t);
+    else if (v.isOptionalTensorList())
+      for (const auto& t : v.toOptionalTensorVector())
+        if (t)
+          f(*t);
+  }
+}
+
+// Where an op's results belong: an ocl Device argument (factory ops), else
+// the first ocl tensor.
+std::optional<c10::Device> target_device(const std::vector<c10::IValue>& args) {
+  for (const auto& v : args)
+    if (v.isDevice() && v.toDevice().type() == c10::DeviceType::PrivateUse1)
+      return v.toDevice();
+  std::optional<c10::Device> first;
+  for_each_tensor(args, [&](const at::Tensor& t) {
+    if (!first && on_ocl(t))
+      first = t.device();
+  });
+  return first;
+}
+
 // An out= (written) argument on the CPU for an op whose tensors are on ocl
 // is refused, as the CPU and CUDA backends refuse a wrong-device out.
 void check_out_device(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
@@ -199,29 +229,9 @@ void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const size_t begin = stack->size() - nargs;
   std::vector<c10::IValue> dev_args(stack->begin() + begin, stack->end());
 
-  // The device results go to: the first ocl tensor (a Device argument, as in
-  // factory ops, wins).
-  std::optional<c10::Device> target;
   Replicas rep;
-  auto visit = [&](const at::Tensor& t) {
-    if (on_ocl(t) && !target)
-      target = t.device();
-    rep.note(t);
-  };
-  for (const auto& v : dev_args) {
-    if (v.isTensor())
-      visit(v.toTensor());
-    else if (v.isTensorList())
-      for (const at::Tensor& t : v.toTensorVector())
-        visit(t);
-    else if (v.isOptionalTensorList())
-      for (const auto& t : v.toOptionalTensorVector())
-        if (t)
-          visit(*t);
-  }
-  for (size_t i = 0; i < nargs; i++)
-    if (dev_args[i].isDevice() && dev_args[i].toDevice().type() == c10::DeviceType::PrivateUse1)
-      target = dev_args[i].toDevice();
+  for_each_tensor(dev_args, [&](const at::Tensor& t) { rep.note(t); });
+  std::optional<c10::Device> target = target_device(dev_args);
   if (target)
     check_out_device(schema, dev_args, *target);
 
@@ -316,18 +326,7 @@ void checked_composite_out(const c10::OperatorHandle& op, torch::jit::Stack* sta
   const auto& schema = op.schema();
   const size_t nargs = schema.arguments().size();
   std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
-  std::optional<c10::Device> target;
-  for (const auto& v : args) {
-    if (target)
-      break;
-    if (v.isTensor() && on_ocl(v.toTensor()))
-      target = v.toTensor().device();
-    else if (v.isTensorList())
-      for (const at::Tensor& t : v.toTensorVector())
-        if (!target && on_ocl(t))
-          target = t.device();
-  }
-  if (target)
+  if (auto target = target_device(args))
     check_out_device(schema, args, *target);
   op.callBoxedForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd, *stack);
 }
