@@ -97,38 +97,11 @@ inline void gemm_vstore_bf16(__global ushort *p, accv_t v)
 
 /* ------------------------------------------------------------------ epilogue */
 
-inline acc_t gemm_act(acc_t x, int act)
-{
-    switch (act) {
-    case TOCL_GEMM_ACT_RELU: return x > (acc_t)0 ? x : (isnan(x) ? x : (acc_t)0);
-    case TOCL_GEMM_ACT_GELU: return (acc_t)0.5 * x * ((acc_t)1 + erf(x * (acc_t)0.70710678118654752440));
-    case TOCL_GEMM_ACT_GELU_TANH: {
-        acc_t inner = (acc_t)0.79788456080286535588 * (x + (acc_t)0.044715 * x * x * x);
-        return (acc_t)0.5 * x * ((acc_t)1 + tanh(inner));
-    }
-    case TOCL_GEMM_ACT_SIGMOID: return (acc_t)1 / ((acc_t)1 + exp(-x));
-    case TOCL_GEMM_ACT_TANH: return tanh(x);
-    case TOCL_GEMM_ACT_SILU: return x / ((acc_t)1 + exp(-x));
-    default: return x;
-    }
-}
-
-/* The activations on a whole vector (same formulas as gemm_act). */
-inline accv_t gemm_act_v(accv_t x, int act)
-{
-    switch (act) {
-    case TOCL_GEMM_ACT_RELU: return select((accv_t)0, x, (x > (accv_t)0) | isnan(x));
-    case TOCL_GEMM_ACT_GELU: return (accv_t)0.5 * x * ((accv_t)1 + erf(x * (accv_t)0.70710678118654752440));
-    case TOCL_GEMM_ACT_GELU_TANH: {
-        accv_t inner = (accv_t)0.79788456080286535588 * (x + (accv_t)0.044715 * x * x * x);
-        return (accv_t)0.5 * x * ((accv_t)1 + tanh(inner));
-    }
-    case TOCL_GEMM_ACT_SIGMOID: return (accv_t)1 / ((accv_t)1 + exp(-x));
-    case TOCL_GEMM_ACT_TANH: return tanh(x);
-    case TOCL_GEMM_ACT_SILU: return x / ((accv_t)1 + exp(-x));
-    default: return x;
-    }
-}
+/* gemm_act(acc_t x, int act) and gemm_act_v(accv_t x, int act): the
+ * activations, rendered from the IR op table by
+ * runtime/codegen/gemm_epilogue.c and put in place of the next line when the
+ * program is built. */
+/* TOCL_GENERATED */
 
 /* Store one finished sum of C[b, m, n] through the epilogue. */
 inline void gemm_store(__global st_t *C, __global const st_t *D, __global const st_t *bias,

@@ -37,8 +37,30 @@ cl_device_id tocl_dev_id(int dev);
 cl_platform_id tocl_dev_platform(int dev);
 const tocl_device_props *tocl_dev_props(int dev);
 
-/* queue/: the command queue of (dev, stream), created on first use. */
+/* queue/: the command queue of (dev, stream), created on first use.
+ * tocl_queue_get first runs the work fused eager deferred on that stream
+ * (through the scheduler hooks, queue/sched.c); _nodefer does not (its
+ * caller is that flush, or has flushed). */
 tocl_status tocl_queue_get(int dev, int stream, cl_command_queue *out);
+tocl_status tocl_queue_get_nodefer(int dev, int stream, cl_command_queue *out);
+
+/* queue/sched.c: the hooks through which the queue and the allocator reach
+ * a scheduler above them (fused eager) without knowing it: a scheduler that
+ * holds back work installs the table before it holds back anything, and the
+ * calls below do nothing until then. Like a backend's interface struct in
+ * ggml, the lower layer owns the table's shape; the upper one fills it. */
+typedef struct tocl_sched_hooks {
+    /* Enqueue the work held back for (dev, stream) / for every stream of dev. */
+    tocl_status (*flush)(int dev, int stream);
+    tocl_status (*flush_device)(int dev);
+    /* The allocator freed [addr, addr + size): held-back writes there belong
+     * to a dead tensor. Called with the allocator's lock held. */
+    void (*note_free)(int dev, tocl_addr addr, size_t size);
+} tocl_sched_hooks;
+void tocl_sched_install(const tocl_sched_hooks *hooks);
+tocl_status tocl_sched_flush(int dev, int stream);
+tocl_status tocl_sched_flush_device(int dev);
+void tocl_sched_note_free(int dev, tocl_addr addr, size_t size);
 
 /* Later work on (wdev, wstream) waits for all work queued so far on
  * (dev, stream); no host wait when both devices share a context. */
@@ -53,6 +75,23 @@ tocl_status tocl_mem_resolve(tocl_addr addr, int *dev, cl_mem *buf, size_t *offs
 tocl_status tocl_program_get(int dev, const char *source, const char *options, cl_program *out);
 tocl_status tocl_kernel_create(int dev, const char *source, const char *options, const char *name,
                                cl_kernel *out);
+
+/* core/log.c: the one logging switch, TORCH_OCL_LOG=topic,topic,... */
+typedef enum tocl_log_topic {
+    TOCL_LOG_FUSION = 0, /* fused eager's groups and flushes */
+    TOCL_LOG_BUILDS,     /* each program compiled */
+    TOCL_LOG_CACHE,      /* the disk program cache: rejects, failed writes */
+    TOCL_LOG_TUNE,       /* GEMM tuning */
+    TOCL_LOG_COMPILE,    /* torch.compile plans */
+    TOCL_LOG_TOPIC_COUNT
+} tocl_log_topic;
+int tocl_log_on(tocl_log_topic topic);
+/* One line (no trailing newline in fmt) to stderr when the topic is on. */
+void tocl_log(tocl_log_topic topic, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Always printed: something the user must know (a bad setting, an unsafe file). */
+void tocl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Read TORCH_OCL_LOG again (tests change it at run time). */
+void tocl_log_reload(void);
 
 /* core/: environment knobs, read in one place. */
 const char *tocl_env(const char *name); /* getenv, NULL if unset or empty */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "tocl/status.h"
 
 #define TOCL_MSG_CAP 16384 /* room for a build log excerpt */
 

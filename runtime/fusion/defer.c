@@ -4,14 +4,16 @@
  * Recording happens after tocl_ew_run has checked and resolved the operands,
  * so errors still surface at the op. A flush is triggered by anything that
  * takes the stream's queue (queue/stream.c), by synchronisation, by the
- * allocator before it releases device buffers, and by a size limit.
+ * allocator before it releases device buffers, and by a size limit; the
+ * queue and the allocator reach it only through the scheduler hooks it
+ * installs (internal.h), never by name.
  *
  * Grouping is defer_group.c's. A group runs as one merged IR graph: a value
  * written and read back inside it is used from the register (rounded as its
  * storage would round it), and an output is stored only when its tensor is
  * still alive, a later group reads it, and no later op of the group
  * overwrites it. A merged graph not yet built runs as its separate kernels
- * while the elementwise launcher builds it in the background. */
+ * while the background builder (program/builder.c) builds it. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,7 +21,7 @@
 #include <string.h>
 
 #include "fusion/defer_internal.h"
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 
 #define MAX_RECORDS_PER_GROUP TOCL_IR_MAX_NODES /* a group has at most one record per node */
 
@@ -28,7 +30,6 @@ static pthread_mutex_t g_init_mu = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int g_mode = -1;       /* -1: not read from the environment yet */
 static atomic_long g_pending;        /* records over all devices: the hooks' fast check */
 static atomic_int g_sync_build;
-static int g_log = -1;
 static _Thread_local int tl_flushing;
 
 static struct {
@@ -47,7 +48,7 @@ static int mode_now(void) {
     const char *v = tocl_env("TORCH_OCL_EAGER");
     int want = v && !strcmp(v, "strict") ? TOCL_EAGER_STRICT : TOCL_EAGER_FUSED;
     if (v && *v && strcmp(v, "strict") && strcmp(v, "fused"))
-        fprintf(stderr, "torch_ocl: TORCH_OCL_EAGER=%s is neither strict nor fused; using fused\n", v);
+        tocl_warn("TORCH_OCL_EAGER=%s is neither strict nor fused; using fused", v);
     int expect = -1;
     atomic_compare_exchange_strong(&g_mode, &expect, want);
     return atomic_load(&g_mode);
@@ -68,16 +69,10 @@ tocl_status tocl_eager_mode_set(tocl_eager_mode mode) {
 void tocl_fusion_set_sync_build(int on) { atomic_store(&g_sync_build, on != 0); }
 int tocl_defer_sync_build(void) { return atomic_load(&g_sync_build); }
 void tocl_defer_count_reduction(void) { atomic_fetch_add(&st.reductions, 1); }
-void tocl_fusion_wait_builds(void) { tocl_ew_wait_builds(); }
-int tocl_fusion_abandon_builds(double seconds) { return tocl_ew_abandon_builds(seconds); }
+void tocl_fusion_wait_builds(void) { tocl_builder_wait(); }
+int tocl_fusion_abandon_builds(double seconds) { return tocl_builder_abandon(seconds); }
 
-static int log_on(void) {
-    if (g_log < 0) {
-        const char *v = tocl_env("TORCH_OCL_LOG");
-        g_log = v && strstr(v, "fusion") != NULL;
-    }
-    return g_log;
-}
+static int log_on(void) { return tocl_log_on(TOCL_LOG_FUSION); }
 
 void tocl_fusion_stats_get(tocl_fusion_stats *out) {
     if (!out)
@@ -94,7 +89,7 @@ void tocl_fusion_stats_get(tocl_fusion_stats *out) {
     out->broadcasts_inlined = atomic_load(&st.inlined);
     out->cache_hits = atomic_load(&st.hits);
     out->cache_misses = atomic_load(&st.misses);
-    tocl_ew_build_stats(&out->builds, &out->build_seconds);
+    tocl_builder_stats(&out->builds, &out->build_seconds);
 }
 
 void tocl_fusion_stats_reset(void) {
@@ -161,9 +156,18 @@ void tocl_defer_index_outputs(d_dev *d, int stream, int ri) {
 
 static tocl_status flush_locked(d_dev *d, int dev, int stream);
 
+/* The queue and the allocator flush and report frees through these
+ * (internal.h); installed before the first op is held back. */
+static const tocl_sched_hooks g_hooks = {tocl_defer_flush, tocl_defer_flush_device, tocl_defer_note_free};
+static atomic_int g_hooks_installed;
+
 tocl_status tocl_defer_record(int dev, int stream, const tocl_ir_graph *g, const tocl_tensor *const *ops,
                               const cl_mem *bufs, const cl_long *offs, const tocl_scalar *scalars, int *recorded) {
     *recorded = 0;
+    if (!atomic_load_explicit(&g_hooks_installed, memory_order_acquire)) {
+        tocl_sched_install(&g_hooks);
+        atomic_store_explicit(&g_hooks_installed, 1, memory_order_release);
+    }
     int ndim = ops[0]->ndim, nops = g->n_outputs + g->n_inputs;
     if (ndim > REC_DIMS || stream < 0 || stream >= TOCL_MAX_STREAMS)
         return TOCL_OK;
@@ -331,7 +335,7 @@ static tocl_status run_one(int dev, int stream, d_rec *r) {
 /* Build the group's merged graph; 0 if it does not fit (run separately). */
 static int merge_fail(int line) {
     if (log_on())
-        fprintf(stderr, "[torch_ocl fusion] merge gave up at defer.c:%d\n", line);
+        tocl_log(TOCL_LOG_FUSION, "merge gave up at defer.c:%d", line);
     return 0;
 }
 
@@ -414,7 +418,7 @@ int tocl_defer_merge(d_rec *recs, const d_group *gr, merged *m, const d_operand 
         return 1; /* nothing observable: the caller runs nothing */
     if (tocl_ir_validate(g) != TOCL_OK) {
         if (log_on())
-            fprintf(stderr, "[torch_ocl fusion] merged graph invalid: %s\n", tocl_last_error());
+            tocl_log(TOCL_LOG_FUSION, "merged graph invalid: %s", tocl_last_error());
         return 0;
     }
     return 1;
@@ -434,8 +438,8 @@ static void log_group(int dev, int stream, int gi, d_rec *recs, const d_group *g
             len += (size_t)snprintf(ops + len, sizeof ops - len, "%s%s", len ? " " : "", tocl_ir_op_name(op));
         }
     }
-    fprintf(stderr, "[torch_ocl fusion] dev %d stream %d group %d: %d ops [%s] -> %s; %d inputs, %d outputs "
-            "stored, %d elided\n", dev, stream, gi, gr->nrec, ops, how, m ? m->nin : -1, m ? m->nout : -1,
+    tocl_log(TOCL_LOG_FUSION, "dev %d stream %d group %d: %d ops [%s] -> %s; %d inputs, %d outputs "
+            "stored, %d elided", dev, stream, gi, gr->nrec, ops, how, m ? m->nin : -1, m ? m->nout : -1,
             m ? m->elided : 0);
 }
 
@@ -564,7 +568,7 @@ static tocl_status flush_locked(d_dev *d, int dev, int stream) {
         } else {
             int ng = tocl_defer_plan(dev, s->recs, n, groups);
             if (log_on())
-                fprintf(stderr, "[torch_ocl fusion] dev %d stream %d: flushing %d ops in %d groups\n", dev, stream,
+                tocl_log(TOCL_LOG_FUSION, "dev %d stream %d: flushing %d ops in %d groups", dev, stream,
                         n, ng);
             for (int gi = 0; gi < ng && rc == TOCL_OK; gi++)
                 rc = tocl_defer_run_group(dev, stream, s->recs, &groups[gi], gi);
@@ -585,8 +589,8 @@ tocl_status tocl_defer_flush_keeping(d_dev *d, int dev, int stream, d_rec *recs,
     atomic_fetch_add(&st.flushes, 1);
     tocl_status rc = TOCL_OK;
     if (log_on())
-        fprintf(stderr, "[torch_ocl fusion] dev %d stream %d: flushing %d ops in %d groups but group %d (%d ops), "
-                "which a reduction computes\n", dev, stream, n, ng, keep, groups[keep].nrec);
+        tocl_log(TOCL_LOG_FUSION, "dev %d stream %d: flushing %d ops in %d groups but group %d (%d ops), "
+                "which a reduction computes", dev, stream, n, ng, keep, groups[keep].nrec);
     for (int gi = 0; gi < ng && rc == TOCL_OK; gi++)
         if (gi != keep)
             rc = tocl_defer_run_group(dev, stream, recs, &groups[gi], gi);

@@ -1,5 +1,5 @@
-/* defer.h - the runtime's side of fused eager (defer.c): recording
- * elementwise launches, and the hooks that flush them. */
+/* defer.h - fused eager (defer.c) for the eager entry points in ops/:
+ * recording elementwise launches, and flushing them. */
 #ifndef TOCL_DEFER_H
 #define TOCL_DEFER_H
 
@@ -17,7 +17,8 @@ tocl_status tocl_defer_record(int dev, int stream, const tocl_ir_graph *g, const
                               const cl_mem *bufs, const cl_long *offs, const tocl_scalar *scalars, int *recorded);
 
 /* Run what is recorded on (dev, stream), or on every stream of dev. Cheap
- * when nothing is. Safe to call with the allocator's lock held. */
+ * when nothing is. Safe to call with the allocator's lock held. The queue
+ * and the allocator call these through the scheduler hooks (internal.h). */
 tocl_status tocl_defer_flush(int dev, int stream);
 tocl_status tocl_defer_flush_device(int dev);
 

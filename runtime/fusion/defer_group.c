@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fusion/defer_internal.h"
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 
 #define NEEDED_SCAN 1024    /* records walked back to find the writer of a value */
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "fusion/defer_internal.h"
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 
 #define PASSES 4     /* chain links folded per flush */
 #define WRITER_SCAN 256 /* records walked back for the writer of an input: a

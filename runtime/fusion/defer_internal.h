@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "fusion/defer.h"
-#include "fusion/ir_internal.h"
-#include "ops/ew_internal.h"
+#include "codegen/ir_internal.h"
+#include "launch/launch.h"
 
 #define REC_DIMS 8          /* iteration rank a deferred op may have (TensorIterator coalesces dims) */
 #define MAX_OPS TOCL_EW_MAX_OPERANDS

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "fusion/defer_internal.h"
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 
 #define MAX_DROPS 8
 

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fusion/defer.h"
 #include "mem_impl.h"
 
 _Static_assert(TOCL_MAX_STREAMS <= 32, "mem_block.used_streams is a 32-bit stream mask");
@@ -142,7 +141,7 @@ void mem_release_free_segments(int dev) {
         return;
     /* Deferred elementwise ops (fused eager) hold buffers without a queued
      * command keeping them alive: enqueue them before releasing any. */
-    if (tocl_defer_flush_device(dev) != TOCL_OK)
+    if (tocl_sched_flush_device(dev) != TOCL_OK)
         return;
     int n;
     mem_segment **segs = mem_seg_all(&n);
@@ -330,7 +329,7 @@ tocl_status tocl_mem_free(tocl_addr addr) {
     d->st.free_count++;
     b->allocated = 0;
     /* Deferred ops that write here belong to a dead tensor (fused eager). */
-    tocl_defer_note_free(b->seg->dev, b->addr, b->size);
+    tocl_sched_note_free(b->seg->dev, b->addr, b->size);
     if (b->used_streams) {
         b->pending = 1;
         s = mark_streams(b);

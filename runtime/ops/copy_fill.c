@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "fusion/defer.h"
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 
 static tocl_status same_shape(const tocl_tensor *dst, const tocl_tensor *src) {
     if (dst->ndim != src->ndim)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 #include "tocl/factory.h"
 
 /* The kernel `name` of factory.cl for destination dtype dt (shared cache). */

@@ -4,9 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/gemm_epilogue.h"
 #include "gemm_params.h"
 #include "ops/gemm_internal.h"
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 
 /* Below this many multiply-adds per matrix (or with a thin dimension) the
  * direct kernel wins: packing costs two extra launches and a workspace. */
@@ -25,12 +26,27 @@ static const char *gemm_st_option(tocl_dtype dt) {
     }
 }
 
+/* The epilogue's activations, rendered once from the IR op table. */
+static char epilogue_text[64 * 1024];
+static tocl_status epilogue_status;
+static pthread_once_t epilogue_once = PTHREAD_ONCE_INIT;
+static char epilogue_error[512];
+
+static void render_epilogue(void) {
+    epilogue_status = tocl_gemm_epilogue_render(epilogue_text, sizeof epilogue_text);
+    if (epilogue_status != TOCL_OK)
+        snprintf(epilogue_error, sizeof epilogue_error, "%s", tocl_last_error());
+}
+
 /* Kernel `name` of gemm.cl for storage dtype dt and register block c (shared cache). */
 static tocl_status gemm_kernel(int dev, tocl_dtype dt, const tocl_gemm_config *c, const char *name,
                                tocl_ops_kernel **out) {
+    pthread_once(&epilogue_once, render_epilogue);
+    if (epilogue_status != TOCL_OK)
+        return tocl_fail(epilogue_status, "rendering the GEMM epilogue: %s", epilogue_error);
     char opt[160];
     snprintf(opt, sizeof opt, "%s -DGEMM_RM=%d -DGEMM_VW=%d -DGEMM_NV=%d", gemm_st_option(dt), c->rm, c->vw, c->nv);
-    return tocl_ops_kernel_get(dev, "gemm", name, opt, out);
+    return tocl_ops_kernel_get_generated(dev, "gemm", name, opt, epilogue_text, out);
 }
 
 typedef tocl_ops_arg gemm_arg; /* ptr NULL with size > 0: a __local buffer of that size */

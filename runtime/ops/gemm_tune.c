@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "ops/gemm_internal.h"
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 
 #define TUNE_MAX_DEVICES 64
 #define TUNE_CLASSES 3           /* size classes by multiply-adds per matrix */
@@ -193,8 +193,8 @@ static tocl_status tune_class(int dev, int stream, tocl_dtype acc, int cls, tocl
         if (s == TOCL_OK)
             s = tocl_stream_sync(dev, stream);
         double t = now_s() - t0;
-        if (s == TOCL_OK && tocl_env_flag("TORCH_OCL_GEMM_TUNE_LOG"))
-            fprintf(stderr, "torch_ocl: gemm tune n=%lld %dx%d tile %lldx%lld kc %lld: %.1f GFLOP/s\n", (long long)n,
+        if (s == TOCL_OK)
+            tocl_log(TOCL_LOG_TUNE, "gemm tune n=%lld %dx%d tile %lldx%lld kc %lld: %.1f GFLOP/s", (long long)n,
                     list[i].rm, list[i].vw * list[i].nv, (long long)list[i].tm, (long long)list[i].tn,
                     (long long)list[i].kc, 2e-9 * n * n * n / t);
         if (s == TOCL_OK && t < best_t)
@@ -202,9 +202,9 @@ static tocl_status tune_class(int dev, int stream, tocl_dtype acc, int cls, tocl
     }
     for (int i = 0; i < 3; i++)
         tocl_mem_free(buf[i]);
-    if (tocl_env_flag("TORCH_OCL_GEMM_TUNE_LOG") && s == TOCL_OK)
-        fprintf(stderr, "torch_ocl: gemm tuned device %d %s class %d (n=%lld): %dx%d regs, tile %lldx%lld, kc %lld, "
-                "%.1f GFLOP/s\n", dev, tocl_dtype_name(acc), cls, (long long)n, best->rm, best->vw * best->nv,
+    if (s == TOCL_OK)
+        tocl_log(TOCL_LOG_TUNE, "gemm tuned device %d %s class %d (n=%lld): %dx%d regs, tile %lldx%lld, kc %lld, "
+                "%.1f GFLOP/s", dev, tocl_dtype_name(acc), cls, (long long)n, best->rm, best->vw * best->nv,
                 (long long)best->tm, (long long)best->tn, (long long)best->kc, 2e-9 * n * n * n / best_t);
     return s;
 }

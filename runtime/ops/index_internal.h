@@ -6,7 +6,7 @@
 
 #include <pthread.h>
 
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 #include "tocl/index.h"
 
 /* "-DDT_F32" etc. for arithmetic builds; "-DDT_B4" etc. (by element size)

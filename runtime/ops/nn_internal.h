@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "nn_params.h"
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 #include "tocl/nn.h"
 
 /* Build options for storage roles: roles[i] (a letter such as 'X') has

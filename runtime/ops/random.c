@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 #include "philox_params.h"
 #include "tocl/random.h"
 

@@ -3,86 +3,27 @@
  * other dims) are independent; a long row is cut into chunks so that a few
  * rows still fill the device (totals, carries, apply), while many rows run
  * one work-item per row in a single launch. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/kernel_source.h"
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 #include "scan_params.h"
 #include "tocl/reduce.h"
 
-#define N_KERNELS 3 /* totals, carry, apply */
 #define STATE_BYTES 16 /* sizeof(st_t) in scan.cl: an 8-byte value (or less) and a long */
 
-typedef struct scan_entry {
-    struct scan_entry *next;
-    int dev;
-    tocl_scan_kind kind;
-    tocl_dtype dtype;
-    cl_kernel k[N_KERNELS];
-    size_t local;
-    pthread_mutex_t lock;
-} scan_entry;
+#define N_KERNELS 3 /* totals, carry, apply */
 
-static scan_entry *scan_cache;
-static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static scan_entry *scan_find(int dev, tocl_scan_kind kind, tocl_dtype dt) {
-    for (scan_entry *e = scan_cache; e; e = e->next)
-        if (e->dev == dev && e->kind == kind && e->dtype == dt)
-            return e;
-    return NULL;
-}
-
-static tocl_status scan_kernels(int dev, tocl_scan_kind kind, tocl_dtype dt, scan_entry **out) {
-    pthread_mutex_lock(&scan_lock);
-    scan_entry *e = scan_find(dev, kind, dt);
-    pthread_mutex_unlock(&scan_lock);
-    if (e) {
-        *out = e;
-        return TOCL_OK;
-    }
+/* The three kernels of (kind, dtype), from the one kernel cache. */
+static tocl_status scan_kernels(int dev, tocl_scan_kind kind, tocl_dtype dt, tocl_ops_kernel **k) {
     static const char *tnames[TOCL_NUM_DTYPES] = {"BOOL", "U8", "I8", "I16", "I32", "I64", "F16", "BF16", "F32", "F64"};
     static const char *onames[TOCL_SCAN_KIND_COUNT] = {"SUM", "PROD", "MAX", "MIN", "LSE"};
     static const char *knames[N_KERNELS] = {"tocl_scan_totals", "tocl_scan_carry", "tocl_scan_apply"};
     char opt[128];
     snprintf(opt, sizeof opt, "-DTOCL_SCAN_T_%s -DTOCL_SCAN_OP_%s", tnames[dt], onames[kind]);
-    const char *src;
-    TOCL_TRY(tocl_kernel_source("scan", &src));
-    e = calloc(1, sizeof *e);
-    if (!e)
-        return tocl_fail(TOCL_E_OOM, "out of host memory creating scan kernels");
-    for (int i = 0; i < N_KERNELS; i++) {
-        tocl_status s = tocl_kernel_create(dev, src, opt, knames[i], &e->k[i]);
-        if (s != TOCL_OK) {
-            for (int j = 0; j < i; j++)
-                clReleaseKernel(e->k[j]);
-            free(e);
-            return s;
-        }
-    }
-    e->dev = dev;
-    e->kind = kind;
-    e->dtype = dt;
-    e->local = tocl_ops_local_size(dev, e->k[2]);
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_mutex_lock(&scan_lock);
-    scan_entry *won = scan_find(dev, kind, dt);
-    if (won) {
-        pthread_mutex_unlock(&scan_lock);
-        for (int i = 0; i < N_KERNELS; i++)
-            clReleaseKernel(e->k[i]);
-        pthread_mutex_destroy(&e->lock);
-        free(e);
-        *out = won;
-        return TOCL_OK;
-    }
-    e->next = scan_cache;
-    scan_cache = e;
-    pthread_mutex_unlock(&scan_lock);
-    *out = e;
+    for (int i = 0; i < N_KERNELS; i++)
+        TOCL_TRY(tocl_ops_kernel_get(dev, "scan", knames[i], opt, &k[i]));
     return TOCL_OK;
 }
 
@@ -181,12 +122,12 @@ tocl_status tocl_scan_run(int dev, int stream, tocl_scan_kind kind, int dim, con
     p.out_off = oout;
     p.idx_off = oidx;
 
-    scan_entry *e = NULL;
-    TOCL_TRY(scan_kernels(dev, kind, in->dtype, &e));
+    tocl_ops_kernel *k[N_KERNELS];
+    TOCL_TRY(scan_kernels(dev, kind, in->dtype, k));
     const tocl_device_props *pr = tocl_dev_props(dev);
     int cpu = pr->kind == TOCL_DEVICE_CPU;
     int64_t cu = pr->compute_units ? pr->compute_units : 1;
-    int64_t want = cu * (int64_t)e->local * (cpu ? 2 : 4), min_chunk = cpu ? 256 : 32;
+    int64_t want = cu * (int64_t)k[2]->local * (cpu ? 2 : 4), min_chunk = cpu ? 256 : 32;
     p.nchunks = 1;
     p.chunk = p.n;
     if (p.rows < want && p.n > 2 * min_chunk) {
@@ -195,8 +136,6 @@ tocl_status tocl_scan_run(int dev, int stream, tocl_scan_kind kind, int dim, con
         p.chunk = (p.n + nc - 1) / nc;
         p.nchunks = (p.n + p.chunk - 1) / p.chunk;
     }
-    cl_command_queue q;
-    TOCL_TRY(tocl_queue_get(dev, stream, &q));
     tocl_addr tmp = 0;
     cl_mem btmp = bout;
     size_t toff = 0;
@@ -210,55 +149,30 @@ tocl_status tocl_scan_run(int dev, int stream, tocl_scan_kind kind, int dim, con
         }
         p.tmp_off = (int64_t)(toff / STATE_BYTES); /* blocks are 512-byte aligned */
     }
-    size_t local = e->local;
+    size_t local = k[2]->local;
     size_t gsz = (size_t)(p.rows * p.nchunks);
     size_t global = (gsz + local - 1) / local * local;
     size_t gcar = ((size_t)p.rows + local - 1) / local * local;
-    cl_int err = CL_SUCCESS;
     cl_int has_carry = p.nchunks > 1;
-    cl_mem tmp_sub = btmp;
-    pthread_mutex_lock(&e->lock);
+    tocl_status s = TOCL_OK;
     if (has_carry) {
-        cl_kernel k0 = e->k[0], k1 = e->k[1];
-        err = clSetKernelArg(k0, 0, sizeof(cl_mem), &bin);
-        if (err == CL_SUCCESS)
-            err = clSetKernelArg(k0, 1, sizeof p, &p);
-        if (err == CL_SUCCESS)
-            err = clSetKernelArg(k0, 2, sizeof(cl_mem), &tmp_sub);
-        if (err == CL_SUCCESS)
-            err = clEnqueueNDRangeKernel(q, k0, 1, NULL, &global, &local, 0, NULL, NULL);
-        if (err == CL_SUCCESS)
-            err = clSetKernelArg(k1, 0, sizeof p, &p);
-        if (err == CL_SUCCESS)
-            err = clSetKernelArg(k1, 1, sizeof(cl_mem), &tmp_sub);
-        if (err == CL_SUCCESS)
-            err = clEnqueueNDRangeKernel(q, k1, 1, NULL, &gcar, &local, 0, NULL, NULL);
+        tocl_ops_arg a0[] = {{sizeof(cl_mem), &bin}, {sizeof p, &p}, {sizeof(cl_mem), &btmp}};
+        tocl_ops_arg a1[] = {{sizeof p, &p}, {sizeof(cl_mem), &btmp}};
+        s = tocl_ops_launch(dev, stream, k[0], 1, &global, &local, a0, 3);
+        if (s == TOCL_OK)
+            s = tocl_ops_launch(dev, stream, k[1], 1, &gcar, &local, a1, 2);
     }
-    if (err == CL_SUCCESS) {
-        cl_kernel k2 = e->k[2];
-        cl_mem t2 = tmp_sub;
-        err = clSetKernelArg(k2, 0, sizeof(cl_mem), &bin);
-        if (err == CL_SUCCESS)
-            err = clSetKernelArg(k2, 1, sizeof(cl_mem), &bout);
-        if (err == CL_SUCCESS)
-            err = clSetKernelArg(k2, 2, sizeof(cl_mem), &bidx);
-        if (err == CL_SUCCESS)
-            err = clSetKernelArg(k2, 3, sizeof p, &p);
-        if (err == CL_SUCCESS)
-            err = clSetKernelArg(k2, 4, sizeof(cl_mem), &t2);
-        if (err == CL_SUCCESS)
-            err = clSetKernelArg(k2, 5, sizeof has_carry, &has_carry);
-        if (err == CL_SUCCESS)
-            err = clEnqueueNDRangeKernel(q, k2, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (s == TOCL_OK) {
+        tocl_ops_arg a2[] = {{sizeof(cl_mem), &bin}, {sizeof(cl_mem), &bout}, {sizeof(cl_mem), &bidx},
+                             {sizeof p, &p}, {sizeof(cl_mem), &btmp}, {sizeof has_carry, &has_carry}};
+        s = tocl_ops_launch(dev, stream, k[2], 1, &global, &local, a2, 6);
     }
-    pthread_mutex_unlock(&e->lock);
     if (tmp) {
         if (stream != tocl_stream_current(dev))
             tocl_mem_record_stream(tmp, stream);
         tocl_mem_free(tmp);
     }
-    if (err != CL_SUCCESS)
-        return tocl_fail(TOCL_E_OPENCL, "launching scan kernels (%lld rows of %lld) on device %d: %s (%d)",
-                         (long long)p.rows, (long long)p.n, dev, tocl_cl_error_name(err), (int)err);
-    return TOCL_OK;
+    if (s != TOCL_OK)
+        tocl_error_context("scanning %lld rows of %lld on device %d", (long long)p.rows, (long long)p.n, dev);
+    return s;
 }

@@ -3,7 +3,7 @@
 #ifndef TOCL_SORT_LAUNCH_H
 #define TOCL_SORT_LAUNCH_H
 
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 #include "sort_params.h"
 #include "tocl/sort.h"
 

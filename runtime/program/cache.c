@@ -44,13 +44,6 @@ static void unlink_entry(entry *target) {
         }
 }
 
-static void log_line(const char *fmt, const char *hex, const char *devname, double seconds) {
-    if (tocl_env_flag("TORCH_OCL_LOG_BUILDS")) {
-        fprintf(stderr, "torch_ocl: ");
-        fprintf(stderr, fmt, hex, devname, seconds);
-        fputc('\n', stderr);
-    }
-}
 
 /* Disk, then source. Runs without the lock; only the counters take it. */
 static tocl_status load_or_build(int dev, tocl_program_key key, const char *source, const char *opts,
@@ -71,7 +64,7 @@ static tocl_status load_or_build(int dev, tocl_program_key key, const char *sour
                 pthread_mutex_lock(&g_lock);
                 g_stats.disk_hits++;
                 pthread_mutex_unlock(&g_lock);
-                log_line("loaded program %s for %s from the disk cache in %.4f s", hex, devname,
+                tocl_log(TOCL_LOG_BUILDS, "loaded program %s for %s from the disk cache in %.4f s", hex, devname,
                          tocl_program_now() - t0);
                 return TOCL_OK;
             }
@@ -86,8 +79,7 @@ static tocl_status load_or_build(int dev, tocl_program_key key, const char *sour
             g_stats.disk_rejects++;
             pthread_mutex_unlock(&g_lock);
             /* Always said: rare, and a planted or damaged file is worth knowing about. */
-            fprintf(stderr, "torch_ocl: rejected program cache file %s/%s.bin (%s); rebuilding it\n", dir,
-                    hex, why);
+            tocl_warn("rejected program cache file %s/%s.bin (%s); rebuilding it", dir, hex, why);
         }
     }
     double t0 = tocl_program_now();
@@ -97,7 +89,7 @@ static tocl_status load_or_build(int dev, tocl_program_key key, const char *sour
     g_stats.builds++;
     g_stats.build_seconds += dt;
     pthread_mutex_unlock(&g_lock);
-    log_line("built program %s for %s in %.2f s", hex, devname, dt);
+    tocl_log(TOCL_LOG_BUILDS, "built program %s for %s in %.2f s", hex, devname, dt);
     if (!disk)
         return TOCL_OK;
     /* Failures are never cached on disk (we only get here after a
@@ -114,8 +106,7 @@ static tocl_status load_or_build(int dev, tocl_program_key key, const char *sour
         return TOCL_OK;
     }
     free(bin);
-    if (tocl_env_flag("TORCH_OCL_LOG_BUILDS"))
-        fprintf(stderr, "torch_ocl: could not cache program %s on disk: %s\n", hex, why);
+    tocl_log(TOCL_LOG_CACHE, "could not cache program %s on disk: %s", hex, why);
     return TOCL_OK;
 }
 

@@ -95,10 +95,8 @@ int tocl_disk_dir(char *dir, size_t cap) {
     /* Others could plant native code here, so the disk cache stays off. Say
      * so once: repeating it on every build would drown the user's output. */
     if (!atomic_exchange(&g_unsafe_noted, 1))
-        fprintf(stderr,
-                "torch_ocl: not using the program cache directory %s (%s); programs are "
-                "rebuilt in every process. Fix with: chmod 700 %s, or set TORCH_OCL_CACHE_DIR\n",
-                dir, why, dir);
+        tocl_warn("not using the program cache directory %s (%s); programs are rebuilt in every process. "
+                  "Fix with: chmod 700 %s, or set TORCH_OCL_CACHE_DIR", dir, why, dir);
     return -1;
 }
 

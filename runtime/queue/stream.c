@@ -3,9 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "fusion/defer.h"
 #include "internal.h"
-#include "ops/ew_internal.h"
 
 /* Same cap as device/discover.c, which never selects more devices. */
 #define DEV_MAX 64
@@ -74,7 +72,7 @@ static tocl_status queue_lookup(int dev, int stream, cl_command_queue *out);
 
 tocl_status tocl_queue_get(int dev, int stream, cl_command_queue *out) {
     TOCL_TRY(check(dev, stream));
-    TOCL_TRY(tocl_defer_flush(dev, stream));
+    TOCL_TRY(tocl_sched_flush(dev, stream));
     return queue_lookup(dev, stream, out);
 }
 
@@ -134,7 +132,7 @@ tocl_status tocl_stream_from_pool(int dev, int *stream) {
 
 tocl_status tocl_stream_sync(int dev, int stream) {
     TOCL_TRY(check(dev, stream));
-    TOCL_TRY(tocl_defer_flush(dev, stream));
+    TOCL_TRY(tocl_sched_flush(dev, stream));
     cl_command_queue q = existing(dev, stream);
     unsigned long long g = gets_now(dev, stream);
     if (q)
@@ -145,7 +143,7 @@ tocl_status tocl_stream_sync(int dev, int stream) {
 
 tocl_status tocl_stream_flush(int dev, int stream) {
     TOCL_TRY(check(dev, stream));
-    TOCL_TRY(tocl_defer_flush(dev, stream));
+    TOCL_TRY(tocl_sched_flush(dev, stream));
     cl_command_queue q = existing(dev, stream);
     if (q)
         TOCL_CL_TRY(clFlush(q), "clFlush");
@@ -156,7 +154,7 @@ tocl_status tocl_stream_query(int dev, int stream, int *done) {
     if (!done)
         return tocl_fail(TOCL_E_INVALID, "tocl_stream_query: done is NULL");
     TOCL_TRY(check(dev, stream));
-    TOCL_TRY(tocl_defer_flush(dev, stream));
+    TOCL_TRY(tocl_sched_flush(dev, stream));
     cl_command_queue q = existing(dev, stream);
     unsigned long long g = gets_now(dev, stream);
     *done = 1;
@@ -182,7 +180,7 @@ tocl_status tocl_stream_query(int dev, int stream, int *done) {
 
 tocl_status tocl_device_sync(int dev) {
     TOCL_TRY(check(dev, 0));
-    TOCL_TRY(tocl_defer_flush_device(dev));
+    TOCL_TRY(tocl_sched_flush_device(dev));
     for (int s = 0; s < TOCL_MAX_STREAMS; s++) {
         cl_command_queue q = existing(dev, s);
         unsigned long long g = gets_now(dev, s);

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fusion/ir_internal.h"
+#include "codegen/ir_internal.h"
 #include "tocl/device.h"
 #include "tocl/program.h"
 #include "tocl_test.h"

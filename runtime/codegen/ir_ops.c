@@ -3,7 +3,7 @@
  * adding an enum value in include/tocl/ir.h and one row here. */
 #include <stddef.h>
 
-#include "fusion/ir_internal.h"
+#include "codegen/ir_internal.h"
 
 /* "Not available for this dtype class": distinct from NULL, which for the
  * bool column means "same as the integer column". */

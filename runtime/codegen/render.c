@@ -32,8 +32,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fusion/ir_internal.h"
-#include "fusion/render_internal.h"
+#include "codegen/ir_internal.h"
+#include "codegen/render_internal.h"
 
 void tocl_text_put(tocl_text *t, const char *fmt, ...) {
     if (t->full)

@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fusion/render_internal.h"
-#include "tocl/reduce.h"
+#include "codegen/reduce_rules.h"
+#include "codegen/render_internal.h"
 
 /* Accumulator type: bool is kept as uchar (OpenCL forbids bool in local
  * memory and structs). */
@@ -57,84 +57,42 @@ static const char *type_max(tocl_dtype a) {
     }
 }
 
-/* The state type and its init / add / combine functions. */
+/* The state type and its init / add / combine functions, from the kind's
+ * row of the rules table. */
 static void put_state(tocl_text *t, const tocl_reduce_desc *d) {
+    const tocl_reduce_rule *r = tocl_reduce_rule_of(d->kind);
     int fl = tocl_dtype_is_float(d->acc);
-    tocl_reduce_kind k = d->kind;
     tocl_text_put(t, "typedef %s A;\n", acc_type(d->acc));
     tocl_text_put(t, "typedef struct { A v; A m2; long n; long i; } st_t;\n\n");
-    const char *init = "0";
-    switch (k) {
-    case TOCL_REDUCE_PROD: init = "1"; break;
-    case TOCL_REDUCE_MAX: case TOCL_REDUCE_ARGMAX: case TOCL_REDUCE_LOGSUMEXP: init = type_min(d->acc); break;
-    case TOCL_REDUCE_MIN: case TOCL_REDUCE_ARGMIN: init = type_max(d->acc); break;
-    case TOCL_REDUCE_ALL: init = "1"; break;
-    default: break;
-    }
+    const char *init = r->init == TOCL_RINIT_ONE       ? "1"
+                       : r->init == TOCL_RINIT_LOWEST  ? type_min(d->acc)
+                       : r->init == TOCL_RINIT_HIGHEST ? type_max(d->acc)
+                                                       : "0";
     tocl_text_put(t, "inline void st_init(st_t *s) { s->v = (A)%s; s->m2 = (A)0; s->n = 0; s->i = LONG_MAX; }\n", init);
-    if (k == TOCL_REDUCE_ARGMAX || k == TOCL_REDUCE_ARGMIN) {
-        const char *cmp = k == TOCL_REDUCE_ARGMAX ? ">" : "<";
-        /* a beats b: NaN first, then the larger (smaller), ties to the lower
-         * index; order-independent, so any tree shape gives CPU's answer. */
-        if (fl)
-            tocl_text_put(t, "inline int beats(A a, long ia, A b, long ib) {\n"
-                   "    if (isnan(b)) return isnan(a) && ia < ib;\n"
-                   "    return isnan(a) || a %s b || (a == b && ia < ib);\n}\n", cmp);
-        else
-            tocl_text_put(t, "inline int beats(A a, long ia, A b, long ib) { return a %s b || (a == b && ia < ib); }\n", cmp);
-        tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { if (beats(x, r, s->v, s->i)) { s->v = x; s->i = r; } }\n");
-        tocl_text_put(t, "inline void st_comb(st_t *s, st_t o) { if (beats(o.v, o.i, s->v, s->i)) { s->v = o.v; s->i = o.i; } }\n");
-        return;
-    }
-    switch (k) {
-    case TOCL_REDUCE_SUM: tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { s->v += x; }\n"); break;
-    case TOCL_REDUCE_PROD: tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { s->v *= x; }\n"); break;
-    case TOCL_REDUCE_ANY: tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { s->v = s->v | (A)(x != 0); }\n"); break;
-    case TOCL_REDUCE_ALL: tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { s->v = s->v & (A)(x != 0); }\n"); break;
-    case TOCL_REDUCE_MAX:
-    case TOCL_REDUCE_MIN: {
-        const char *cmp = k == TOCL_REDUCE_MAX ? ">" : "<";
-        if (fl) /* NaN propagates: once the state is NaN nothing compares above it */
-            tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { if (isnan(x) || x %s s->v) s->v = x; }\n", cmp);
-        else
-            tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { if (x %s s->v) s->v = x; }\n", cmp);
-        break;
-    }
-    case TOCL_REDUCE_WELFORD:
-        tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) {\n"
-               "    s->n += 1;\n    A d = x - s->v;\n    s->v += d / (A)s->n;\n    s->m2 += d * (x - s->v);\n}\n");
-        tocl_text_put(t, "inline void st_comb(st_t *s, st_t o) {\n"
-               "    if (o.n == 0) return;\n    if (s->n == 0) { *s = o; return; }\n"
-               "    long n = s->n + o.n;\n    A d = o.v - s->v, nb = (A)o.n / (A)n;\n"
-               "    s->v += d * nb;\n    s->m2 += o.m2 + d * d * (A)s->n * nb;\n    s->n = n;\n}\n");
-        return;
-    case TOCL_REDUCE_LOGSUMEXP:
-        /* Online: v is the running maximum, m2 the sum of exp(x - v). */
-        tocl_text_put(t, "inline void lse_join(st_t *s, A m, A c) {\n"
-               "    if (isnan(m)) { s->v = m; s->m2 = c; return; }\n"
-               "    if (isnan(s->v) || m == -INFINITY) return;\n"
-               "    if (m > s->v) { s->m2 = s->m2 * exp(s->v - m) + c; s->v = m; }\n"
-               "    else if (m == s->v) s->m2 += c;\n"
-               "    else s->m2 += c * exp(m - s->v);\n}\n");
-        tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { lse_join(s, x, (A)1); }\n");
-        tocl_text_put(t, "inline void st_comb(st_t *s, st_t o) { lse_join(s, o.v, o.m2); }\n");
-        return;
-    default: break;
-    }
-    tocl_text_put(t, "inline void st_comb(st_t *s, st_t o) { st_add(s, o.v, 0); }\n");
+    const char *helpers = fl || !r->helpers_int ? r->helpers_float : r->helpers_int;
+    const char *add = fl || !r->add_int ? r->add_float : r->add_int;
+    if (helpers)
+        tocl_text_put(t, "%s", helpers);
+    tocl_text_put(t, "inline void st_add(st_t *s, A x, long r) { %s }\n", add);
+    tocl_text_put(t, "inline void st_comb(st_t *s, st_t o) { %s }\n", r->comb ? r->comb : "st_add(s, o.v, 0);");
 }
 
-/* `A x = ...;` from the prologue's output node(s). */
+/* `A x = ...;` from the prologue's output node(s): the map's expression
+ * with $0 / $1 naming them. */
 static void put_map(tocl_text *t, const tocl_reduce_desc *d, const tocl_ir_graph *g) {
-    int v0 = g->output_nodes[0];
-    switch (d->map) {
-    case TOCL_REDUCE_MAP_ABS: tocl_text_put(t, "        A x = fabs((A)v%d);\n", v0); break;
-    case TOCL_REDUCE_MAP_SQUARE: tocl_text_put(t, "        A x = (A)v%d * (A)v%d;\n", v0, v0); break;
-    case TOCL_REDUCE_MAP_ABS_POW: tocl_text_put(t, "        A x = pow(fabs((A)v%d), fp);\n", v0); break;
-    case TOCL_REDUCE_MAP_NAN_ZERO: tocl_text_put(t, "        A x = isnan(v%d) ? (A)0 : (A)v%d;\n", v0, v0); break;
-    case TOCL_REDUCE_MAP_EQ: tocl_text_put(t, "        A x = (A)(v%d == v%d);\n", v0, g->output_nodes[1]); break;
-    default: tocl_text_put(t, "        A x = (A)v%d;\n", v0); break;
+    const char *e = tocl_reduce_map_expr(d->map, NULL);
+    if (!e)
+        e = "(A)$0";
+    tocl_text_put(t, "        A x = ");
+    for (; *e; e++) {
+        if (e[0] == '$' && (e[1] == '0' || e[1] == '1')) {
+            tocl_text_put(t, "v%d", g->output_nodes[e[1] - '0']);
+            e++;
+        } else {
+            tocl_text_put(t, "%c", *e);
+        }
     }
+    tocl_text_put(t, ";\n");
 }
 
 /* Store value expression `val` (of type A or long) into output k at yo<k>. */
@@ -148,9 +106,10 @@ static void put_store(tocl_text *t, tocl_dtype st, int k, const char *val) {
 }
 
 static void put_final(tocl_text *t, const tocl_reduce_desc *d, int n_out, const tocl_dtype *out_dtypes) {
-    switch (d->kind) {
-    case TOCL_REDUCE_ARGMAX:
-    case TOCL_REDUCE_ARGMIN:
+    const tocl_reduce_rule *r = tocl_reduce_rule_of(d->kind);
+    const char *fin = tocl_reduce_final_stmt(d->final, NULL);
+    switch (r->store) {
+    case TOCL_RSTORE_ARG:
         if (n_out == 2) {
             put_store(t, out_dtypes[0], 0, "a.v");
             put_store(t, out_dtypes[1], 1, "a.i");
@@ -158,25 +117,22 @@ static void put_final(tocl_text *t, const tocl_reduce_desc *d, int n_out, const 
             put_store(t, out_dtypes[0], 0, "a.i");
         }
         return;
-    case TOCL_REDUCE_WELFORD:
+    case TOCL_RSTORE_WELFORD:
         tocl_text_put(t, "        A dv = (A)a.n > fc ? (A)a.n - fc : (A)0;\n        A y = a.m2 / dv;\n");
-        if (d->final == TOCL_REDUCE_FINAL_STD)
-            tocl_text_put(t, "        y = sqrt(y);\n");
+        if (d->final == TOCL_REDUCE_FINAL_STD) /* the only finaliser of a variance */
+            tocl_text_put(t, "        %s\n", fin);
         put_store(t, out_dtypes[0], 0, "y");
         if (n_out == 2)
             put_store(t, out_dtypes[1], 1, "a.n ? a.v : (A)NAN");
         return;
-    default: break;
+    case TOCL_RSTORE_VALUE:
+        break;
     }
     tocl_text_put(t, "        A y = a.v;\n");
-    if (d->kind == TOCL_REDUCE_LOGSUMEXP)
-        tocl_text_put(t, "        if (y != -INFINITY) y += log(a.m2);\n");
-    switch (d->final) {
-    case TOCL_REDUCE_FINAL_MEAN: tocl_text_put(t, "        y = y / (A)count;\n"); break;
-    case TOCL_REDUCE_FINAL_SQRT: tocl_text_put(t, "        y = sqrt(y);\n"); break;
-    case TOCL_REDUCE_FINAL_ROOT: tocl_text_put(t, "        y = pow(y, fq);\n"); break;
-    default: break;
-    }
+    if (r->finish)
+        tocl_text_put(t, "        %s\n", r->finish);
+    if (fin && d->final != TOCL_REDUCE_FINAL_STD)
+        tocl_text_put(t, "        %s\n", fin);
     put_store(t, out_dtypes[0], 0, "y");
 }
 

@@ -1,7 +1,7 @@
 /* ir_build.c - building, validating, hashing and comparing IR graphs. */
 #include <string.h>
 
-#include "fusion/ir_internal.h"
+#include "codegen/ir_internal.h"
 
 static int dtype_ok(tocl_dtype t) { return (int)t >= 0 && t < TOCL_NUM_DTYPES; }
 /* Node dtypes are compute dtypes: F16/BF16 only exist in memory. */

@@ -1,8 +1,9 @@
-/* ops_util.c - tensor checks, launch sizes and host scalar conversion shared by the op files. */
+/* operands.c - checking tensors, resolving them to (buffer, element offset),
+ * and converting host scalars to kernel arguments: shared by every launch. */
 #include <math.h>
 #include <string.h>
 
-#include "ops/ops_internal.h"
+#include "launch/launch.h"
 
 tocl_status tocl_ops_check_tensor(const tocl_tensor *t, const char *what) {
     if (!t)
@@ -52,20 +53,6 @@ tocl_status tocl_ops_resolve(int dev, const tocl_tensor *t, const char *what, in
                          "device %d; copy it first", what, k, *mem_dev, dev);
     *elem_off = (cl_long)(off / es);
     return TOCL_OK;
-}
-
-/* Measured on PoCL (16M float add): 1024 work-items per group was 5-10%
- * faster than 64 or 256; GPUs prefer 256, a common wavefront multiple. */
-size_t tocl_ops_local_size(int dev, cl_kernel k) {
-    const tocl_device_props *p = tocl_dev_props(dev);
-    size_t want = p && p->kind == TOCL_DEVICE_CPU ? 1024 : 256;
-    size_t kmax = 0;
-    if (clGetKernelWorkGroupInfo(k, tocl_dev_id(dev), CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax, NULL) ==
-            CL_SUCCESS && kmax > 0 && kmax < want)
-        want = kmax;
-    if (p && p->max_work_group_size > 0 && p->max_work_group_size < want)
-        want = (size_t)p->max_work_group_size;
-    return want ? want : 1;
 }
 
 static uint16_t f32_to_f16(float f) {

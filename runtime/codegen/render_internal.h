@@ -1,12 +1,12 @@
-/* render_internal.h - what render.c lends to other renderers in fusion/
- * (render_reduce.c): the text buffer, dtype spellings, helpers and node
- * statements. */
+/* render_internal.h - what render.c lends to the other renderers in
+ * codegen/ (render_reduce.c, gemm_epilogue.c): the text buffer, dtype
+ * spellings, helpers and node statements. */
 #ifndef TOCL_RENDER_INTERNAL_H
 #define TOCL_RENDER_INTERNAL_H
 
 #include <stddef.h>
 
-#include "fusion/ir_internal.h"
+#include "codegen/ir_internal.h"
 
 /* A fixed-size text buffer that renderers append to. Once something does not
  * fit, `full` is set and later appends are dropped, so a renderer checks

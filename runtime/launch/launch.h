@@ -1,11 +1,16 @@
-/* ops_internal.h - helpers shared by the op library's host files (ops/). */
-#ifndef TOCL_OPS_INTERNAL_H
-#define TOCL_OPS_INTERNAL_H
+/* launch.h - the launch layer: checking and resolving operands, and
+ * enqueueing kernels, generated (elementwise.c, reduce.c) or hand-written
+ * (kernel_launch.c). Strict eager, fused eager and the op library all
+ * launch through here; it never records or defers anything (that is
+ * fusion/, above it). */
+#ifndef TOCL_LAUNCH_H
+#define TOCL_LAUNCH_H
 
 #include <pthread.h>
 #include <stdint.h>
 
 #include "internal.h"
+#include "program/kernels.h"
 #include "tocl/ops.h"
 
 /* Product of sizes (1 for ndim 0); sizes are checked non-negative by callers. */
@@ -39,10 +44,8 @@ tocl_status tocl_ops_check_tensor(const tocl_tensor *t, const char *what);
 tocl_status tocl_ops_resolve(int dev, const tocl_tensor *t, const char *what, int k, cl_mem *buf,
                              cl_long *elem_off, int *mem_dev);
 
-/* Work-group size for 1-D elementwise-style launches on dev, capped by the
- * kernel's limit. Fixed per device, because PoCL compiles a kernel anew for
- * every distinct local size it sees. */
-size_t tocl_ops_local_size(int dev, cl_kernel k);
+/* Work-group size for 1-D elementwise-style launches on dev (program/kernels.c). */
+#define tocl_ops_local_size tocl_kernel_local_size
 
 /* Converting a host scalar to the bit pattern of a storage dtype (8 bytes
  * of room): C-style truncation for float -> int, round to nearest even for
@@ -50,20 +53,17 @@ size_t tocl_ops_local_size(int dev, cl_kernel k);
 void tocl_ops_scalar_bits(tocl_scalar v, tocl_dtype t, void *out);
 
 /* A kernel of kernels/<family>.cl built with `options`, made once per
- * (device, family, name, options) and kept for the process (kernel_cache.c).
- * Hold `lock` across setting arguments and enqueueing. */
-typedef struct tocl_ops_kernel {
-    struct tocl_ops_kernel *next;
-    int dev;
-    const char *family, *name; /* string literals */
-    char *options;
-    cl_kernel kernel;
-    size_t local; /* tocl_ops_local_size: the group size of 1-D launches */
-    pthread_mutex_t lock;
-} tocl_ops_kernel;
+ * (device, family, name, options) and kept for the process in the one
+ * kernel cache. Hold `lock` across setting arguments and enqueueing. */
+typedef tocl_kernel_entry tocl_ops_kernel;
 
 tocl_status tocl_ops_kernel_get(int dev, const char *family, const char *name, const char *options,
                                 tocl_ops_kernel **out);
+/* The same for a family with a generated section: `generated` (text that
+ * lives for the process; compared by address) replaces the family's
+ * TOCL_GENERATED marker line. */
+tocl_status tocl_ops_kernel_get_generated(int dev, const char *family, const char *name, const char *options,
+                                          const char *generated, tocl_ops_kernel **out);
 
 /* The largest work-group the driver allows for k on dev (at least 1). */
 size_t tocl_ops_kernel_max_group(int dev, const tocl_ops_kernel *k);
@@ -78,5 +78,28 @@ typedef struct tocl_ops_arg {
  * be NULL (the driver chooses). An empty range enqueues nothing. */
 tocl_status tocl_ops_launch(int dev, int stream, tocl_ops_kernel *k, cl_uint dims, const size_t *global,
                             const size_t *local, const tocl_ops_arg *args, int nargs);
+
+/* ---- generated elementwise kernels (elementwise.c) ---- */
+#define TOCL_EW_MAX_OPERANDS (TOCL_IR_MAX_OUTPUTS + TOCL_IR_MAX_INPUTS)
+
+typedef enum tocl_ew_build {
+    TOCL_EW_BUILD = 0,  /* build the kernel now if it is not cached */
+    TOCL_EW_ASYNC = 1   /* if not cached: launch nothing, build on the background thread */
+} tocl_ew_build;
+
+/* Check the operands of graph g as tocl_ew_run does (shapes, dtypes,
+ * strides, the device's float64 support). */
+tocl_status tocl_ew_check(int dev, const tocl_ir_graph *g, const tocl_tensor *outputs, const tocl_tensor *inputs,
+                          const tocl_scalar *scalars);
+
+/* Launch graph g over operands already checked and resolved to buffers and
+ * element offsets (outputs first, then inputs; every operand has ops[0]'s
+ * ndim and sizes). *launched (may be NULL) says whether a kernel was
+ * enqueued; with TOCL_EW_ASYNC it is 0 while the kernel is being built. The
+ * queue is taken without flushing deferred work (the caller is the flush or
+ * has flushed). */
+tocl_status tocl_ew_launch(int dev, int stream, const tocl_ir_graph *g, const tocl_tensor *const *ops,
+                           const cl_mem *bufs, const cl_long *offs, const tocl_scalar *scalars, tocl_ew_build mode,
+                           int *launched);
 
 #endif

@@ -1,4 +1,4 @@
-/* test_ir_render.c - IR builders, validation, hashing and golden OpenCL C text
+/* test_codegen_render.c - IR builders, validation, hashing and golden OpenCL C text
  * of the renderer; needs no OpenCL device. TOCL_UPDATE_GOLDEN=1 rewrites the
  * golden files in tests/c/golden/ instead of comparing. */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 
 #include "tocl_test.h"
 #include "tocl/ir.h"
-#include "fusion/ir_internal.h"
+#include "codegen/ir_internal.h"
 
 static char text[1 << 16];
 
