@@ -2,7 +2,7 @@
  *
  * Every pointwise op is a small graph of nodes: leaves load a tensor operand
  * or take a scalar kernel argument; inner nodes apply an op from the op table
- * (runtime/fusion/ir_ops.c) to earlier nodes. Strict eager renders one op per
+ * (runtime/codegen/ir_ops.c) to earlier nodes. Strict eager renders one op per
  * graph; fused eager and torch.compile append many ops to one graph before
  * rendering it. The renderer only produces text; it never calls OpenCL, so
  * it is tested without a device. Kernels are specialised on graph structure,
@@ -28,7 +28,7 @@ extern "C" {
 #define TOCL_MAX_DIMS 16 /* iteration rank after collapsing dimensions */
 
 /* The op table. Keep TOCL_IR_OP_COUNT last; every op has one row in
- * runtime/fusion/ir_ops.c giving its name, arity and OpenCL C formula. */
+ * runtime/codegen/ir_ops.c giving its name, arity and OpenCL C formula. */
 typedef enum tocl_ir_op {
     /* leaves */
     TOCL_IR_INPUT = 0, /* arg0: input operand index; loads and converts to compute type */
@@ -41,7 +41,7 @@ typedef enum tocl_ir_op {
     TOCL_IR_MUL,
     TOCL_IR_DIV,       /* true division; operands are floating */
     TOCL_IR_NEG,
-    /* Appended by the pointwise op library (runtime/fusion/ir_ops.c has the
+    /* Appended by the pointwise op library (runtime/codegen/ir_ops.c has the
      * formulas). Integer division-like ops never trap: a zero divisor gives
      * a defined value (no host sync to raise, as on CUDA). */
     TOCL_IR_TRUNC_DIV,  /* division rounded toward zero */
@@ -183,7 +183,7 @@ const char *tocl_ir_op_name(tocl_ir_op op);
 /* Render the kernel `tocl_ew` into buf. rank 0 renders the contiguous fast
  * path (one linear index for every operand); rank 1..TOCL_MAX_DIMS renders
  * the strided path. The kernel argument order is documented in
- * runtime/fusion/render.c and followed by runtime/ops/elementwise.c.
+ * runtime/codegen/render.c and followed by runtime/launch/elementwise.c.
  * Returns TOCL_E_INVALID if buf is too small or the graph invalid. */
 tocl_status tocl_ir_render(const tocl_ir_graph *g, int rank, char *buf, size_t cap);
 

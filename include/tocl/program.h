@@ -7,7 +7,7 @@
  * file and renamed, and validated on load (magic, format version, length,
  * checksum, owner is the user and not writable by group/others); a bad file
  * is rebuilt and replaced, never trusted. TORCH_OCL_CACHE_DISABLE=1 turns the
- * disk cache off. TORCH_OCL_LOG_BUILDS=1 prints one line per build to stderr. */
+ * disk cache off. TORCH_OCL_LOG=builds prints one line per build to stderr. */
 #ifndef TOCL_PROGRAM_H
 #define TOCL_PROGRAM_H
 

@@ -315,7 +315,7 @@ tocl_status tocl_ir_render_layout(const tocl_ir_graph *g, int layout, char *buf,
 }
 
 /* Entry points for the other renderers (render_reduce.c); declared in
- * fusion/render_internal.h. They reuse this file's type names, node
+ * codegen/render_internal.h. They reuse this file's type names, node
  * statements and helpers so every kernel spells a dtype the same way. */
 const char *tocl_render_compute_type(tocl_dtype t) { return compute_type(t); }
 const char *tocl_render_storage_type(tocl_dtype t) { return storage_type(t); }

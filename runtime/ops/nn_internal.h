@@ -1,6 +1,6 @@
 /* nn_internal.h - what softmax.c, norm.c and loss.c share: dtype roles as
  * build options, operand resolution and launches (implemented in softmax.c;
- * kernel objects come from the shared cache, ops_internal.h). */
+ * kernel objects come from the one kernel cache, launch/launch.h). */
 #ifndef TOCL_NN_INTERNAL_H
 #define TOCL_NN_INTERNAL_H
 

@@ -1,7 +1,7 @@
 /* softmax.c - softmax and log-softmax along any dim (kernels/softmax.cl),
  * and the kernel cache, dtype roles and launches shared by the nn row
- * kernels (nn_internal.h); kernel objects come from the shared cache in
- * kernel_cache.c. */
+ * kernels (nn_internal.h); kernel objects come from the one kernel cache
+ * (program/kernels.c). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
