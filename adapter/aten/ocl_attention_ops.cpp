@@ -14,11 +14,15 @@
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/where.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <vector>
 #include <limits>
 
 #include "ocl_common.h"
@@ -33,7 +37,12 @@ bool is_ocl(const Tensor& t, const Tensor& q) {
   return t.device() == q.device() && !t.is_nested();
 }
 
-// Whether the flash kernels take this call (else the math path does).
+// Whether the flash kernels take this call (else the math path does). Sizes
+// are compared as SymInts: under torch.compile the choice runs on fake
+// tensors with symbolic batch and sequence sizes, and reading them as ints
+// would specialise the graph to one size. Head dims are read as ints (they
+// stay static in practice; a symbolic one specialises, which is right: the
+// kernels are built per head dim).
 bool flash_covers(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
                   double dropout_p, bool is_causal, bool enable_gqa) {
   if (!at::globalContext().userEnabledOverrideableSDP() || dropout_p > 0)
@@ -42,12 +51,15 @@ bool flash_covers(const Tensor& q, const Tensor& k, const Tensor& v, const std::
     return false;
   if (q.scalar_type() != k.scalar_type() || q.scalar_type() != v.scalar_type())
     return false;
-  int64_t B = q.size(0), Hq = q.size(1), L = q.size(2), Hk = k.size(1), S = k.size(2);
-  if (k.size(0) != B || v.size(0) != B || v.size(1) != Hk || v.size(2) != S || k.size(3) != q.size(3))
+  c10::SymInt B = q.sym_size(0), L = q.sym_size(2), S = k.sym_size(2);
+  int64_t Hq = q.sym_size(1).guard_int(__FILE__, __LINE__), Hk = k.sym_size(1).guard_int(__FILE__, __LINE__);
+  int64_t D = q.sym_size(3).guard_int(__FILE__, __LINE__), Dv = v.sym_size(3).guard_int(__FILE__, __LINE__);
+  if (k.sym_size(0) != B || v.sym_size(0) != B || v.sym_size(1) != Hk || v.sym_size(2) != S ||
+      k.sym_size(3) != D)
     return false;
   if (Hk != Hq && (!enable_gqa || Hk == 0 || Hq % Hk != 0))
     return false;
-  if (B * Hq * L == 0 || S == 0)
+  if (Hq == 0 || B == 0 || L == 0 || S == 0)
     return false;
   if (mask.has_value() && mask->defined()) {
     const Tensor& m = *mask;
@@ -55,10 +67,29 @@ bool flash_covers(const Tensor& q, const Tensor& k, const Tensor& v, const std::
       return false;
     if (m.scalar_type() != at::kBool && m.scalar_type() != q.scalar_type())
       return false;
-    if (!at::is_expandable_to(m.sizes(), {B, Hq, L, S}))
+    std::vector<c10::SymInt> want{B, c10::SymInt(Hq), L, S};
+    if (!at::is_expandable_to(m.sym_sizes(), c10::SymIntArrayRef(want)))
       return false;
   }
-  return tocl_attn_supported(device_index(q.device()), to_tocl_dtype(q.scalar_type()), q.size(3), v.size(3)) != 0;
+  return tocl_attn_supported(device_index(q.device()), to_tocl_dtype(q.scalar_type()), D, Dv) != 0;
+}
+
+// The forward's output in the layout the meta function gives it
+// (alloc_with_matching_layout in torch/_meta_registrations.py): q's dim order,
+// dense. A compiled graph views the output as its fake tensor was laid out,
+// so the real one must be laid out the same.
+Tensor alloc_like_query(const Tensor& q, int64_t Dv) {
+  if (Dv == q.size(3))
+    return at::empty_like(q);
+  std::array<int64_t, 4> order{0, 1, 2, 3};
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return q.stride(a) > q.stride(b); });
+  std::array<int64_t, 4> shape{q.size(0), q.size(1), q.size(2), Dv}, strides{};
+  int64_t st = 1;
+  for (int i = 3; i >= 0; i--) {
+    strides[order[i]] = st;
+    st *= shape[order[i]];
+  }
+  return at::empty_strided(shape, strides, q.options());
 }
 
 int64_t fused_sdp_choice(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
@@ -116,9 +147,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, c10::SymInt, c10::SymInt, Tensor, Ten
   TORCH_CHECK(!return_debug_mask, op, ": return_debug_mask is not supported on ocl");
   c10::DeviceGuard guard(q.device());
   int64_t B = q.size(0), Hq = q.size(1), L = q.size(2), S = k.size(2), Dv = v.size(3);
-  // output in q's layout when q is a (B, L, H, D) tensor seen as (B, H, L, D)
-  Tensor out = q.transpose(1, 2).is_contiguous() ? at::empty({B, L, Hq, Dv}, q.options()).transpose(1, 2)
-                                                 : at::empty({B, Hq, L, Dv}, q.options());
+  Tensor out = alloc_like_query(q, Dv);
   Tensor lse = at::empty({B, Hq, L}, q.options().dtype(lse_dtype(q)));
   Tensor mask = additive_mask(attn_bias.has_value() ? *attn_bias : Tensor(), q, S);
   tocl_attn_desc d = make_desc(q, scale, is_causal);

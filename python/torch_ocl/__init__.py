@@ -50,4 +50,11 @@ def _register():
 
 
 _register()
+
+# torch.compile: backend="ocl", and the default backend's ocl graphs (imports
+# no Dynamo until torch.compile runs).
+from . import compile as _compile  # noqa: E402
+from .compile import compile_stats, reset_compile_stats  # noqa: E402,F401
+
+_compile.install()
 _initialized = True

@@ -1,0 +1,46 @@
+"""The ``ocl`` Dynamo backend: AOTAutograd over the lowering in lowering.py."""
+
+import functools
+
+import torch
+
+from .lowering import compile_graph
+
+
+def _has_ocl_kernel(op) -> bool:
+    try:
+        return torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "PrivateUse1")
+    except Exception:  # an overload packet or an op unknown to the dispatcher
+        return False
+
+
+@functools.lru_cache(maxsize=1)
+def decompositions() -> dict:
+    """Core ATen decompositions, minus every op that has an ocl kernel: the
+    hand-written kernels (softmax, norms, GEMM family, convolution,
+    attention, embedding, losses) and the pointwise library stay whole, the
+    rest is taken apart into ops that do have one."""
+    from torch._decomp import core_aten_decompositions
+
+    return {op: fn for op, fn in core_aten_decompositions().items() if not _has_ocl_kernel(op)}
+
+
+@functools.lru_cache(maxsize=1)
+def _aot_backend():
+    from functorch.compile import min_cut_rematerialization_partition
+    from torch._dynamo.backends.common import aot_autograd
+
+    return aot_autograd(
+        fw_compiler=functools.partial(compile_graph, kind="forward"),
+        bw_compiler=functools.partial(compile_graph, kind="backward"),
+        inference_compiler=functools.partial(compile_graph, kind="inference"),
+        decompositions=decompositions(),
+        partition_fn=min_cut_rematerialization_partition,
+        keep_inference_input_mutations=True,
+    )
+
+
+def ocl_backend(gm, example_inputs, **kwargs):
+    """torch.compile(model, backend="ocl"). ``mode`` and ``options`` are
+    accepted and change nothing yet (see docs/design.md)."""
+    return _aot_backend()(gm, example_inputs)

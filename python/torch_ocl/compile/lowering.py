@@ -1,0 +1,126 @@
+"""Lowering an ATen graph (from AOTAutograd) for the ocl device.
+
+Each node is classified by how it will run: pointwise (merged into
+generated kernels by fused eager), other native ocl kernels (GEMM,
+convolution, norms, reductions, views), or an op without an ocl kernel
+(the CPU fallback; counted per op and logged once). The graph then runs
+with fused eager on, whatever the process's eager mode, so the graph's
+pointwise chains become single kernels.
+"""
+
+import os
+import sys
+import time
+import warnings
+
+import torch
+
+from . import stats
+
+_logged_fallback_ops = set()
+
+
+def _strict() -> bool:
+    return os.environ.get("TORCH_OCL_COMPILE_STRICT", "") not in ("", "0")
+
+
+def _log_on() -> bool:
+    topics = os.environ.get("TORCH_OCL_LOG", "")
+    return any(t in ("compile", "all") for t in topics.split(","))
+
+
+_DEVICE_GENERIC_KEYS = ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional",
+                        "CompositeImplicitAutograd")
+
+
+def _has_ocl_kernel(op) -> bool:
+    """An ocl kernel, or a device-generic one (views such as permute are
+    CompositeExplicitAutograd over as_strided); else the CPU fallback."""
+    try:
+        name = op.name()
+        return any(torch._C._dispatch_has_kernel_for_dispatch_key(name, k)
+                   for k in ("PrivateUse1",) + _DEVICE_GENERIC_KEYS)
+    except Exception:
+        return False
+
+
+def classify(gm: torch.fx.GraphModule) -> dict:
+    """Count the graph's op nodes by how they run."""
+    plan = dict(nodes=0, pointwise_nodes=0, native_nodes=0, fallback_nodes=0, fallback_by_op={})
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        op = node.target
+        plan["nodes"] += 1
+        if not _has_ocl_kernel(op):
+            # A CompositeImplicit op would have been decomposed; what is left
+            # without an ocl kernel reaches the CPU fallback.
+            name = op.name()
+            plan["fallback_nodes"] += 1
+            plan["fallback_by_op"][name] = plan["fallback_by_op"].get(name, 0) + 1
+        elif torch.Tag.pointwise in op.tags:
+            plan["pointwise_nodes"] += 1
+        else:
+            plan["native_nodes"] += 1
+    return plan
+
+
+class CompiledGraph:
+    """A lowered graph: boxed calling convention (the list of inputs is
+    cleared so AOTAutograd's inputs can be freed early)."""
+
+    def __init__(self, gm: torch.fx.GraphModule, kind: str, plan: dict):
+        # An instance attribute: wrappers (functools.wraps) copy __dict__.
+        self._boxed_call = True
+        self.gm = gm
+        self.kind = kind
+        self.plan = plan
+
+    def __call__(self, args):
+        from .. import fusion
+
+        stats.add(calls=1)
+        prev = fusion.get_eager_mode()
+        if prev != "fused":
+            fusion.set_eager_mode("fused")
+        try:
+            return self.gm(*args)
+        finally:
+            args.clear()
+            if prev != "fused":
+                fusion.set_eager_mode(prev)
+
+
+def _boxed_eager(gm):
+    from functorch.compile import make_boxed_func
+
+    return make_boxed_func(gm.forward)
+
+
+def compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str = "forward"):
+    t0 = time.perf_counter()
+    try:
+        plan = classify(gm)
+        # The graph module's own code calls each op: boxed inputs in.
+        gm.graph.lint()
+        compiled = CompiledGraph(gm, kind, plan)
+    except Exception as e:  # an internal lowering error: this graph runs uncompiled
+        if _strict():
+            raise
+        warnings.warn(f"torch_ocl.compile: lowering the {kind} graph failed ({type(e).__name__}: {e}); "
+                      "it runs uncompiled. Set TORCH_OCL_COMPILE_STRICT=1 to raise instead.")
+        stats.add(lowering_errors=1, graphs=1, compile_seconds=time.perf_counter() - t0)
+        return _boxed_eager(gm)
+    for name in plan["fallback_by_op"]:
+        if name not in _logged_fallback_ops:
+            _logged_fallback_ops.add(name)
+            if _log_on():
+                print(f"[torch_ocl compile] {name} has no ocl kernel: it runs on the CPU", file=sys.stderr)
+    stats.add(graphs=1, nodes=plan["nodes"], pointwise_nodes=plan["pointwise_nodes"],
+              native_nodes=plan["native_nodes"], fallback_nodes=plan["fallback_nodes"],
+              fallback_by_op=plan["fallback_by_op"], compile_seconds=time.perf_counter() - t0)
+    if _log_on():
+        print(f"[torch_ocl compile] {kind} graph: {plan['nodes']} nodes, {plan['pointwise_nodes']} pointwise "
+              f"(fused), {plan['native_nodes']} native, {plan['fallback_nodes']} on the CPU "
+              f"{plan['fallback_by_op'] or ''}", file=sys.stderr)
+    return compiled

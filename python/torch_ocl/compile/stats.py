@@ -1,0 +1,43 @@
+"""Counters of the compiled path (torch_ocl.compile_stats())."""
+
+import collections
+import threading
+
+_lock = threading.Lock()
+_stats = {}
+
+
+def reset_compile_stats() -> None:
+    with _lock:
+        _stats.clear()
+        _stats.update(
+            graphs=0,              # ATen graphs compiled (forward, backward and inference each count)
+            nodes=0,               # ATen op nodes in them
+            pointwise_nodes=0,     # pointwise nodes, merged into generated kernels by fused eager
+            native_nodes=0,        # other nodes with an ocl kernel (GEMM, conv, reductions, views, ...)
+            fallback_nodes=0,      # nodes whose op has no ocl kernel: they run on the CPU
+            fallback_by_op=collections.Counter(),
+            lowering_errors=0,     # graphs left uncompiled after an internal error
+            compile_seconds=0.0,
+            calls=0,               # compiled graphs run
+        )
+
+
+def add(**kw) -> None:
+    with _lock:
+        for k, v in kw.items():
+            if k == "fallback_by_op":
+                _stats[k].update(v)
+            else:
+                _stats[k] += v
+
+
+def compile_stats() -> dict:
+    """A snapshot of the counters since the last reset_compile_stats()."""
+    with _lock:
+        out = dict(_stats)
+        out["fallback_by_op"] = dict(_stats["fallback_by_op"])
+        return out
+
+
+reset_compile_stats()
