@@ -317,49 +317,140 @@ void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 namespace {
 
-// An aten out= overload with no ocl kernel but a CompositeExplicitAutograd
-// one (addr.out, for one) would run that composite on ocl inputs and copy the
-// result into whatever out it was given, a CPU tensor included; the CPU and
-// CUDA backends refuse a wrong-device out. This boxed kernel checks the out
-// arguments' device, then calls the composite.
-void checked_composite_out(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const auto& schema = op.schema();
-  const size_t nargs = schema.arguments().size();
-  std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
-  if (auto target = target_device(args))
-    check_out_device(schema, args, *target);
-  op.callBoxedForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd, *stack);
-}
+// ---- the out= contract at the dispatcher boundary --------------------------
+//
+// PyTorch's CUDA registrations check every out= argument's device in the
+// generated wrapper before the kernel runs, and structured kernels give a
+// non-contiguous out= a contiguous proxy that is copied back at the end. An
+// extension's TORCH_LIBRARY_IMPL kernels get neither, so each out= overload
+// of aten is wrapped here, once, after every kernel of the extension has been
+// registered: the wrapper checks the out arguments' device (before anything
+// is written or resized) and then calls the kernel it replaced (an ocl
+// kernel) or the CompositeExplicitAutograd one.
+
+bool is_out_arg(const c10::Argument& a) { return a.kwarg_only() && a.alias_info() && a.alias_info()->isWrite(); }
 
 bool has_out_argument(const c10::FunctionSchema& s) {
   for (const auto& a : s.arguments())
-    if (a.kwarg_only() && a.alias_info() && a.alias_info()->isWrite())
+    if (is_out_arg(a))
       return true;
   return false;
 }
+
+// The boxed kernel put in front of an out= overload. `native`: the ocl kernel
+// it replaced; without one, the CompositeExplicitAutograd kernel runs.
+class CheckedOut final : public c10::OperatorKernel {
+ public:
+  explicit CheckedOut(std::optional<c10::SafeKernelFunction> native) : native_(std::move(native)) {}
+
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+    const auto& schema = op.schema();
+    const size_t nargs = schema.arguments().size();
+    const size_t begin = stack->size() - nargs;
+    std::vector<c10::IValue> args(stack->begin() + begin, stack->end());
+    if (auto target = target_device(args))
+      check_out_device(schema, args, *target);
+    if (!native_) {
+      op.callBoxedForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd, *stack);
+      return;
+    }
+    // ocl kernels write their outputs densely; a non-contiguous out (a
+    // gapped or transposed view, a channels-last tensor) gets a contiguous
+    // temporary of its sizes and dtype, copied into the out afterwards, as
+    // structured kernels and TensorIterator do on the CPU. The out keeps its
+    // strides and storage, and nothing outside the view is written. (Kernels
+    // see the out's sizes: some read them, normal.Tensor_float_out for one.)
+    std::vector<std::pair<at::Tensor, at::Tensor>> proxies;  // (out, temporary)
+    auto proxy_of = [&](const at::Tensor& t) {
+      if (!on_ocl(t) || t.numel() == 0 || t.is_contiguous())
+        return t;
+      at::Tensor tmp = at::empty(t.sizes(), t.options());
+      proxies.emplace_back(t, tmp);
+      return tmp;
+    };
+    for (size_t i = 0; i < nargs; i++) {
+      if (!is_out_arg(schema.arguments()[i]))
+        continue;
+      c10::IValue& v = (*stack)[begin + i];
+      if (v.isTensor()) {
+        v = proxy_of(v.toTensor());
+      } else if (v.isTensorList()) {
+        c10::List<at::Tensor> l;
+        for (const at::Tensor& t : v.toTensorVector())
+          l.push_back(proxy_of(t));
+        v = l;
+      }
+    }
+    native_->callBoxed(op, ks, stack);
+    if (proxies.empty())
+      return;
+    for (auto& [out, tmp] : proxies) {
+      // A kernel that resized the temporary (and gave PyTorch's resize
+      // warning for it) resizes the out: it takes the temporary's strides.
+      if (tmp.sizes() != out.sizes()) {
+        out.resize_(tmp.sizes());
+        if (tmp.is_non_overlapping_and_dense() && tmp.strides() != out.strides())
+          out.as_strided_(tmp.sizes(), tmp.strides(), out.storage_offset());
+      }
+      if (out.numel())
+        out.copy_(tmp);
+    }
+    // Returns that alias an out argument are that argument.
+    const auto& returns = schema.returns();
+    const size_t rbegin = stack->size() - returns.size();
+    for (size_t r = 0; r < returns.size(); r++) {
+      const auto* alias = returns[r].alias_info();
+      if (!alias || !alias->isWrite())
+        continue;
+      for (size_t i = 0; i < nargs; i++) {
+        const auto* in_alias = schema.arguments()[i].alias_info();
+        if (in_alias && *in_alias == *alias) {
+          (*stack)[rbegin + r] = args[i];
+          break;
+        }
+      }
+    }
+  }
+
+ private:
+  std::optional<c10::SafeKernelFunction> native_;
+};
+
+// Swallows warnings while the wrappers are registered: replacing a kernel on
+// purpose is not the accident PyTorch's "Overriding a previously registered
+// kernel" warning is about.
+class QuietHandler final : public c10::WarningHandler {
+ public:
+  void process(const c10::Warning&) override {}
+};
 
 }  // namespace
 
 int install_out_device_checks() {
   // Registered once, after every static TORCH_LIBRARY_IMPL of the extension
-  // has run, so that only overloads left without an ocl kernel are wrapped.
+  // has run, so that each wrapper captures the ocl kernel it stands in front of.
   static std::unique_ptr<torch::Library> lib;
   static int count = 0;
   if (lib)
     return count;
   lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
                                          __LINE__);
+  QuietHandler quiet;
+  c10::WarningUtils::WarningHandlerGuard guard(&quiet);
   auto& d = c10::Dispatcher::singleton();
   for (const auto& name : d.getAllOpNames()) {
     if (name.name.rfind("aten::", 0) != 0)
       continue;
     auto op = d.findOp(name);
-    if (!op || !op->hasSchema() || !has_out_argument(op->schema()) ||
-        op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) ||
-        !op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd))
+    if (!op || !op->hasSchema() || !has_out_argument(op->schema()))
       continue;
+    std::optional<c10::SafeKernelFunction> native;
+    if (op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1))
+      native = op->getComputedKernelForDispatchKey(c10::DispatchKey::PrivateUse1);
+    else if (!op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd))
+      continue;  // the CPU fallback checks its out arguments itself
     std::string full = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
-    lib->impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&checked_composite_out>());
+    lib->impl(full.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::make_unique<CheckedOut>(std::move(native))));
     count++;
   }
   return count;

@@ -561,6 +561,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("tanh_backward.grad_input", tanh_backward_out);
   m.impl("sigmoid_backward", sigmoid_backward);
   m.impl("sigmoid_backward.grad_input", sigmoid_backward_out);
+  // The functional form too: without it the CompositeImplicitAutograd
+  // decomposition runs, rounding to float16/bfloat16 between its steps.
+  m.impl("silu_backward", silu_backward);
   m.impl("silu_backward.grad_input", silu_backward_out);
   m.impl("hardsigmoid_backward", hardsigmoid_backward);
   m.impl("hardsigmoid_backward.grad_input", hardsigmoid_backward_out);

@@ -5,7 +5,9 @@
 //     copies; col2im adds one window offset at a time in the CPU's order;
 //   _weight_norm_interface and its backward (nn.utils.weight_norm, the
 //     wav2vec2 family's positional convolution): norms in float32 for
-//     float16/bfloat16, as the CPU kernel.
+//     float16/bfloat16, as the CPU kernel;
+//   addr_: the composite addr.out resizes its out, so addr_ on a self that
+//     broadcasts would resize self; the CPU's in-place TensorIterator raises.
 #include <ATen/ATen.h>
 #include <ATen/OpMathType.h>
 #include <torch/library.h>
@@ -136,9 +138,21 @@ std::tuple<Tensor, Tensor> weight_norm_interface_backward(const Tensor& grad_w, 
   return {grad_v.to(saved_v.scalar_type()), grad_g.reshape(saved_g.sizes()).to(saved_g.scalar_type())};
 }
 
+// The CPU's checks for addr_ (build_addr_iter with result == self): self is
+// not broadcast.
+Tensor& addr_(Tensor& self, const Tensor& vec1, const Tensor& vec2, const at::Scalar& beta, const at::Scalar& alpha) {
+  TORCH_CHECK(vec1.dim() == 1, "addr: Expected 1-D argument vec1, but got ", vec1.dim(), "-D");
+  TORCH_CHECK(vec2.dim() == 1, "addr: Expected 1-D argument vec2, but got ", vec2.dim(), "-D");
+  TORCH_CHECK(self.dim() == 2, "2D tensor expected, got ", self.dim(), "D tensor for input");
+  TORCH_CHECK(self.size(0) == vec1.size(0) && self.size(1) == vec2.size(0), "size mismatch, input: ", self.sizes(),
+              ", v1: ", vec1.sizes(), ", v2: ", vec2.sizes());
+  return at::addr_out(self, self, vec1, vec2, beta, alpha);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("addr_", addr_);
   m.impl("im2col", im2col);
   m.impl("col2im", col2im);
   m.impl("_weight_norm_interface", weight_norm_interface);

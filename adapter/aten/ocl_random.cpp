@@ -34,9 +34,10 @@ std::pair<uint64_t, uint64_t> philox_args(const std::optional<at::Generator>& ge
   return {g->current_seed(), g->reserve(counters)};
 }
 
+// NotImplementedError, as the CPU's and CUDA's floating-only dispatch raises.
 void check_float(const at::Tensor& self, const char* op) {
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "torch_ocl: ", op,
-              " is implemented for floating dtypes on ocl, got ", self.scalar_type());
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "torch_ocl: ", op,
+                              " is implemented for floating dtypes on ocl, got ", self.scalar_type());
 }
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {

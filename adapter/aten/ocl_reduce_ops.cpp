@@ -122,6 +122,12 @@ at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
 
 at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                        std::optional<ScalarType> dtype, at::Tensor& out) {
+  // A floating input into an integer out (no dtype=): the CPU and CUDA
+  // kernels dispatch on floating types and raise NotImplementedError. (With
+  // dtype= the input is cast first and summed; an integer input is a sum.)
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype.has_value() || at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ||
+                                  at::isFloatingType(out.scalar_type()),
+                              "\"nansum\" not implemented for '", out.scalar_type(), "'");
   return sum_impl(self, dim, keepdim, dtype.value_or(out.scalar_type()), out, TOCL_REDUCE_SUM,
                   TOCL_REDUCE_MAP_NAN_ZERO);
 }
@@ -220,8 +226,17 @@ at::Tensor& max_all_impl(const at::Tensor& self, at::Tensor& out, bool is_max) {
   TORCH_CHECK(self.numel() > 0, is_max ? "max()" : "min()",
               ": Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
               "'dim' argument.");
-  TORCH_CHECK(self.scalar_type() == out.scalar_type(), "Expected the dtype for input and out to match, but got ",
-              self.scalar_type(), " for input's dtype and ", out.scalar_type(), " for out's dtype.");
+  // The CPU takes an out of any dtype self casts to: the extreme in self's
+  // dtype, then cast.
+  TORCH_CHECK(at::canCast(self.scalar_type(), out.scalar_type()), "max/min(): result type ", self.scalar_type(),
+              " can't be cast to the desired output type ", out.scalar_type());
+  if (out.scalar_type() != self.scalar_type()) {
+    at::Tensor r = at::empty({}, self.options());
+    max_all_impl(self, r, is_max);
+    resize_out(out, {});
+    out.copy_(r);
+    return out;
+  }
   auto mask = mask_of(self, std::nullopt);
   resize_out(out, {});
   Spec s;
@@ -344,17 +359,26 @@ std::tuple<at::Tensor, at::Tensor> aminmax(const at::Tensor& self, std::optional
 
 // ---- var / std (Welford) ----
 
+// dt: the dtype computed in and written. var/std.correction_out compute in
+// the out's dtype (a float16 input with a float64 out: in float64), as the
+// CPU's make_reduction does.
 void var_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
-              bool keepdim, at::Tensor& out, at::Tensor* mean, bool take_sqrt) {
+              bool keepdim, at::Tensor& out, at::Tensor* mean, bool take_sqrt, ScalarType dt) {
   TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
               "std and var only support floating point and complex dtypes");
+  TORCH_CHECK(at::canCast(self.scalar_type(), dt), "result type ", self.scalar_type(),
+              " can't be cast to the desired output type ", dt);
+  TORCH_CHECK(at::isFloatingType(dt), "std and var only support floating point and complex dtypes, got an out of ",
+              dt);
   auto mask = mask_of(self, dim);
-  prepare_out(out, self, mask, keepdim, self.scalar_type());
+  prepare_out(out, self, mask, keepdim, dt);
   if (mean)
-    prepare_out(*mean, self, mask, keepdim, self.scalar_type());
+    prepare_out(*mean, self, mask, keepdim, dt);
   Spec s;
   s.kind = TOCL_REDUCE_WELFORD;
-  s.acc = acc_of(self.scalar_type(), false);
+  s.acc = acc_of(dt, false);
+  if (dt != self.scalar_type())
+    s.in_dtype = dt;
   s.fin = take_sqrt ? TOCL_REDUCE_FINAL_STD : TOCL_REDUCE_FINAL_NONE;
   s.correction = correction ? correction->toDouble() : 1.0;
   if (mean)
@@ -364,34 +388,36 @@ void var_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::op
 }
 at::Tensor& var_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& corr,
                     bool keepdim, at::Tensor& out) {
-  var_impl(self, dim, corr, keepdim, out, nullptr, false);
+  var_impl(self, dim, corr, keepdim, out, nullptr, false, out.scalar_type());
   return out;
 }
 at::Tensor& std_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& corr,
                     bool keepdim, at::Tensor& out) {
-  var_impl(self, dim, corr, keepdim, out, nullptr, true);
+  var_impl(self, dim, corr, keepdim, out, nullptr, true, out.scalar_type());
   return out;
 }
 at::Tensor var(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& corr,
                bool keepdim) {
   at::Tensor out = at::empty({0}, self.options());
-  return var_out(self, dim, corr, keepdim, out);
+  var_impl(self, dim, corr, keepdim, out, nullptr, false, self.scalar_type());
+  return out;
 }
 at::Tensor std_(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& corr,
                 bool keepdim) {
   at::Tensor out = at::empty({0}, self.options());
-  return std_out(self, dim, corr, keepdim, out);
+  var_impl(self, dim, corr, keepdim, out, nullptr, true, self.scalar_type());
+  return out;
 }
 std::tuple<at::Tensor, at::Tensor> var_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
                                             const std::optional<c10::Scalar>& corr, bool keepdim) {
   at::Tensor v = at::empty({0}, self.options()), m = at::empty({0}, self.options());
-  var_impl(self, dim, corr, keepdim, v, &m, false);
+  var_impl(self, dim, corr, keepdim, v, &m, false, self.scalar_type());
   return {v, m};
 }
 std::tuple<at::Tensor, at::Tensor> std_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
                                             const std::optional<c10::Scalar>& corr, bool keepdim) {
   at::Tensor v = at::empty({0}, self.options()), m = at::empty({0}, self.options());
-  var_impl(self, dim, corr, keepdim, v, &m, true);
+  var_impl(self, dim, corr, keepdim, v, &m, true, self.scalar_type());
   return {v, m};
 }
 

@@ -101,6 +101,23 @@ void remap(const at::Tensor& dst, const at::Tensor& src, const std::vector<tocl_
   TOCL_CHECK(tocl_shape_remap(dev_of(dst), stream_of(dst), &d, &s, modes.data(), shift.data(), to_tocl_scalar(value)));
 }
 
+// ---- narrow_copy.out ----------------------------------------------------------
+//
+// The narrow view copied into out. (PyTorch has a CPU kernel only; it
+// memcpy's into out as if out were contiguous, so a strided out gets the
+// values scrambled and elements outside the view written.)
+at::Tensor& narrow_copy_out(const at::Tensor& self, int64_t dim, c10::SymInt start, c10::SymInt length,
+                            at::Tensor& out) {
+  TORCH_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(), "Expected out tensor to have dtype ", self.scalar_type(),
+              ", but got ", out.scalar_type(), " instead");
+  at::Tensor view = self.narrow_symint(dim, std::move(start), std::move(length));
+  resize_out(out, view.sizes());
+  if (out.numel())
+    out.copy_(view);
+  return out;
+}
+
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   auto flags = at::dim_list_to_bitset(dims, self.dim());
   at::Tensor out = at::empty(self.sizes(), self.options());
@@ -245,6 +262,7 @@ struct Pad {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cat", cat);
   m.impl("cat.out", cat_out);
+  m.impl("narrow_copy.out", narrow_copy_out);
   m.impl("flip", flip);
   m.impl("roll", roll_impl);
   m.impl("tril", Tri<0>::fn);

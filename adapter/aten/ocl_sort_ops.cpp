@@ -160,6 +160,20 @@ at::Tensor median_all(const at::Tensor& self) {
   return values.squeeze(0);
 }
 
+std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
+                                              at::Tensor& indices) {
+  // (mode.values has only a composite kernel, which refuses every device but
+  // the CPU, CUDA and XPU.) The CPU's checks and messages:
+  TORCH_CHECK(self.scalar_type() == values.scalar_type(), "expected scalar type '", self.scalar_type(),
+              "' but got '", values.scalar_type(), "' for values output");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "expected scalar type '", at::kLong, "' but got '",
+              indices.scalar_type(), "' for indices output");
+  dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
+  at::native::zero_numel_check_dims(self, dim, "mode()");
+  select_out(self, dim, keepdim, TOCL_SORT_TAKE_MODE, 0, values, indices);
+  return {values, indices};
+}
+
 std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim) {
   dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
   at::native::zero_numel_check_dims(self, dim, "mode()");
@@ -513,6 +527,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nanmedian", median_all<TOCL_SORT_TAKE_NANMEDIAN>);
   m.impl("nanmedian.dim_values", median_dim_out<TOCL_SORT_TAKE_NANMEDIAN>);
   m.impl("mode", mode);
+  m.impl("mode.values", mode_out);
   m.impl("searchsorted.Tensor", ocl_searchsorted);
   m.impl("searchsorted.Tensor_out", searchsorted_out);
   m.impl("searchsorted.Scalar", searchsorted_scalar);

@@ -76,10 +76,12 @@ const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
   for (auto s : size)
     TORCH_CHECK(s >= 0, "torch_ocl: resize_ got a negative size ", size);
   auto* impl = self.unsafeGetTensorImpl();
-  impl->set_sizes_contiguous(size);
-  auto fmt = memory_format.value_or(c10::MemoryFormat::Contiguous);
-  if (fmt != c10::MemoryFormat::Contiguous && fmt != c10::MemoryFormat::Preserve)
-    impl->empty_tensor_restride(fmt);
+  // As the CPU's resize_: a tensor that already has the size keeps its
+  // strides (an out= view stays a view); a memory format restrides it.
+  if (self.sizes() != size)
+    impl->set_sizes_contiguous(size);
+  if (memory_format && *memory_format != c10::MemoryFormat::Preserve)
+    impl->empty_tensor_restride(*memory_format);
   size_t need = storage_bytes_needed(self.sizes(), self.strides(), self.storage_offset(), self.itemsize());
   ensure_storage_bytes(self, need);
   return self;

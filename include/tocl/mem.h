@@ -62,6 +62,20 @@ tocl_status tocl_mem_empty_cache(int dev);           /* release unused segments 
  * memory size, or TORCH_OCL_MEMORY_LIMIT bytes if set). Used by tests. */
 tocl_status tocl_mem_set_limit(int dev, uint64_t bytes);
 
+/* Guard mode, for tests: with TORCH_OCL_GUARD=1 (read at the first
+ * allocation) every block gets 512 canary bytes before the caller's range and
+ * 512-1023 after it, written at allocation and checked when the block is
+ * freed (without a host wait: the block is reused once the read-back is done),
+ * at tocl_mem_empty_cache and at tocl_mem_guard_check. A changed canary prints
+ * a line on stderr (block address, its size, offset of the first bad byte)
+ * and counts one violation. Range checks then end at the requested size.
+ * Off, it costs nothing. */
+int tocl_mem_guard_enabled(void);
+uint64_t tocl_mem_guard_violations(void); /* since process start, all devices */
+/* Check now: enqueue deferred ops, finish the checks of freed blocks, read the
+ * canaries of every live block of dev (host waits). No-op when off. */
+tocl_status tocl_mem_guard_check(int dev);
+
 /* Copies. `blocking` = 0 only enqueues the copy on (dev, stream); the host
  * memory must then stay valid until the stream reaches it (pinned memory from
  * tocl_host_alloc is kept alive automatically when freed early). */

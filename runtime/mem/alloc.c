@@ -23,6 +23,8 @@ static tocl_status free_block(mem_dev *d, mem_block *b) {
     b->allocated = b->pending = 0;
     b->used_streams = 0;
     b->requested = 0;
+    b->front = 0;
+    b->armed = 0;
     int i = mem_block_index(seg, b);
     if (i + 1 < seg->nblocks && is_free(seg->blocks[i + 1])) {
         mem_block *next = seg->blocks[i + 1];
@@ -239,6 +241,11 @@ tocl_status tocl_mem_alloc(int dev, size_t nbytes, tocl_addr *out) {
     tocl_status s = TOCL_OK;
 
     pthread_mutex_lock(&tocl_mem_lock);
+    mem_guard_poll(0);
+    /* Guard mode: canaries before and after; the pool is chosen by the
+     * caller's size, so a small pool block can exceed 1 MiB by 1 KiB. */
+    size_t front = mem_guard_on() ? MEM_GUARD : 0;
+    size += 2 * front;
     mem_process_pending(dev, 0);
     mem_block *b = mem_fl_best(fl, stream, size);
     int hit = b != NULL;
@@ -272,14 +279,18 @@ tocl_status tocl_mem_alloc(int dev, size_t nbytes, tocl_addr *out) {
     split(d, b, size);
     b->allocated = 1;
     b->requested = nbytes;
-    d->st.allocated_bytes += b->size;
+    b->front = (uint32_t)front;
+    if (front)
+        mem_guard_arm(b);
+    /* Statistics leave the guard bytes out, so they read as without them. */
+    d->st.allocated_bytes += b->size - 2 * front;
     d->st.requested_bytes += nbytes;
     d->st.active_blocks++;
     d->st.alloc_count++;
     d->st.cache_hits += hit;
     if (d->st.allocated_bytes > d->st.peak_allocated_bytes)
         d->st.peak_allocated_bytes = d->st.allocated_bytes;
-    *out = b->addr;
+    *out = b->addr + front;
     pthread_mutex_unlock(&tocl_mem_lock);
     return TOCL_OK;
 }
@@ -313,7 +324,7 @@ tocl_status tocl_mem_free(tocl_addr addr) {
     mem_block *b = mem_block_find(addr);
     mem_dev *d = NULL;
     tocl_status s = TOCL_OK;
-    if (!b || b->addr != addr || !b->allocated)
+    if (!b || b->addr + b->front != addr || !b->allocated)
         s = tocl_fail(TOCL_E_INVALID,
                       "tocl_mem_free: 0x%" PRIx64 " is not the start of a live OpenCL allocation (double free, an "
                       "offset pointer, or not from this allocator)", addr);
@@ -323,16 +334,23 @@ tocl_status tocl_mem_free(tocl_addr addr) {
         pthread_mutex_unlock(&tocl_mem_lock);
         return s;
     }
-    d->st.allocated_bytes -= b->size;
+    d->st.allocated_bytes -= b->size - 2 * (size_t)b->front;
     d->st.requested_bytes -= b->requested;
     d->st.active_blocks--;
     d->st.free_count++;
     b->allocated = 0;
     /* Deferred ops that write here belong to a dead tensor (fused eager). */
-    tocl_sched_note_free(b->seg->dev, b->addr, b->size);
-    if (b->used_streams) {
+    tocl_sched_note_free(b->seg->dev, addr, b->size - 2 * (size_t)b->front);
+    if (b->front && !b->used_streams) {
+        /* Guard mode: the read-back is queued before any later user of the
+         * block on this stream, so the block is reusable at once. */
+        mem_guard_read_back(b, NULL, 0);
+        s = free_block(d, b);
+    } else if (b->used_streams) {
         b->pending = 1;
         s = mark_streams(b);
+        if (b->front) /* after every other stream that used the block */
+            mem_guard_read_back(b, b->events, b->nevents);
         if (d->npending == d->cap_pending) {
             int cap = d->cap_pending ? d->cap_pending * 2 : 16;
             mem_block **v = realloc(d->pending, (size_t)cap * sizeof *v);

@@ -18,6 +18,8 @@
 #define MEM_LARGE_SEGMENT ((size_t)20 << 20)     /* ... large pool ones at least 20 MiB */
 #define MEM_LARGE_SHARED_MAX ((size_t)10 << 20)  /* requests below this share a 20 MiB segment */
 #define MEM_ADDR_GRANULE ((uint64_t)2 << 20)     /* segments start 2 MiB aligned in address space */
+#define MEM_GUARD ((size_t)512)                  /* TORCH_OCL_GUARD: canary bytes before a block, and at
+                                                    least this many after it (see guard.c) */
 
 typedef struct mem_segment mem_segment;
 
@@ -32,6 +34,11 @@ typedef struct mem_block {
     uint32_t used_streams;  /* bit s: recorded as used on stream s (tocl_mem_record_stream) */
     cl_event *events;       /* markers enqueued at free on each used stream */
     int nevents;
+    /* TORCH_OCL_GUARD only (all 0 otherwise): the caller's range starts
+     * `front` bytes into the block, canaries fill [addr, addr + front) and
+     * [addr + front + requested, addr + front + round_up(requested) + front). */
+    uint32_t front;
+    int armed;              /* canaries written, so they are checked */
 } mem_block;
 
 struct mem_segment {
@@ -82,6 +89,18 @@ mem_block *mem_fl_best(const mem_freelist *fl, int stream, size_t size);
 tocl_status mem_dev_get(int dev, mem_dev **out); /* checks dev, creates the state on first use */
 uint64_t mem_limit(int dev);                     /* caller holds tocl_mem_lock */
 void mem_format_bytes(char *buf, size_t cap, uint64_t n);
+
+/* guard.c: canaries around blocks (TORCH_OCL_GUARD=1). mem_guard_on reads
+ * the knob once; the rest are called only for blocks with front != 0.
+ * Caller holds tocl_mem_lock. */
+int mem_guard_on(void);
+void mem_guard_arm(mem_block *b);                /* write the canaries on b's stream */
+/* At free: enqueue deferred ops of b's stream, then read the canaries back
+ * on it after `wait` (markers of other streams); checked by mem_guard_poll
+ * once the read completes. b itself may be reused meanwhile. */
+void mem_guard_read_back(const mem_block *b, const cl_event *wait, int nwait);
+void mem_guard_poll(int wait);                   /* check completed read-backs (all of them: wait) */
+void mem_guard_check_live(int dev);              /* blocking check of every live block */
 
 /* alloc.c: used by stats.c's tocl_mem_empty_cache. */
 void mem_release_free_segments(int dev);

@@ -128,6 +128,15 @@ static mem_block *live_block(tocl_addr addr) {
     return b && b->allocated ? b : NULL;
 }
 
+/* Bytes the caller may use from addr to the end of live block b: to the
+ * rounded end, or in guard mode to the requested end (never into canaries). */
+static size_t usable_after(const mem_block *b, tocl_addr addr) {
+    if (!b->front)
+        return (size_t)(b->addr + b->size - addr);
+    tocl_addr start = b->addr + b->front, end = start + b->requested;
+    return addr >= start && addr <= end ? (size_t)(end - addr) : 0;
+}
+
 tocl_status tocl_mem_resolve(tocl_addr addr, int *dev, cl_mem *buf, size_t *offset) {
     pthread_mutex_lock(&tocl_mem_lock);
     mem_block *b = live_block(addr);
@@ -151,14 +160,14 @@ tocl_status mem_resolve_range(tocl_addr addr, size_t nbytes, const char *what, i
                               size_t *offset) {
     pthread_mutex_lock(&tocl_mem_lock);
     mem_block *b = live_block(addr);
-    size_t after = b ? (size_t)(b->addr + b->size - addr) : 0;
+    size_t after = b ? usable_after(b, addr) : 0;
     if (b && nbytes <= after) {
         *dev = b->seg->dev;
         *buf = b->seg->buf;
         *offset = (size_t)(addr - b->seg->base);
     }
-    tocl_addr start = b ? b->addr : 0;
-    size_t size = b ? b->size : 0;
+    tocl_addr start = b ? b->addr + b->front : 0;
+    size_t size = b ? (b->front ? b->requested : b->size) : 0;
     pthread_mutex_unlock(&tocl_mem_lock);
     if (!b)
         return tocl_fail(TOCL_E_INVALID,
@@ -182,7 +191,7 @@ int tocl_mem_device_of(tocl_addr addr) {
 size_t tocl_mem_bytes_after(tocl_addr addr) {
     pthread_mutex_lock(&tocl_mem_lock);
     mem_block *b = live_block(addr);
-    size_t n = b ? (size_t)(b->addr + b->size - addr) : 0;
+    size_t n = b ? usable_after(b, addr) : 0;
     pthread_mutex_unlock(&tocl_mem_lock);
     return n;
 }

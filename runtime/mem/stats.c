@@ -109,8 +109,15 @@ tocl_status tocl_mem_empty_cache(int dev) {
     mem_dev *d;
     TOCL_TRY(mem_dev_get(dev, &d));
     pthread_mutex_lock(&tocl_mem_lock);
-    mem_process_pending(dev, 0); /* blocks whose other streams are done can go too */
-    mem_release_free_segments(dev);
+    int guard = mem_guard_on();
+    /* Blocks whose other streams are done can go too; in guard mode wait for
+     * the canary reads of freed blocks, so their checks run now. */
+    mem_process_pending(dev, guard);
+    mem_release_free_segments(dev); /* also enqueues deferred elementwise ops */
+    if (guard) {
+        mem_guard_poll(1);
+        mem_guard_check_live(dev);
+    }
     pthread_mutex_unlock(&tocl_mem_lock);
     return TOCL_OK;
 }
