@@ -63,9 +63,11 @@ ctest: $(C_BUILD)/build.ninja
 	cd $(C_BUILD) && ctest --output-on-failure -j 1
 
 # One worker per core: a cold run is mostly PoCL compiling kernels, one at a time per process.
-# The whole suite runs in both eager modes: strict, then fused (the default).
+# The whole suite runs in both eager modes: strict, then fused (the default). The strict run
+# is also the guard run: every device block has canaries (TORCH_OCL_GUARD=1) and a test fails
+# if a kernel wrote outside its buffers (tests/python/conftest.py).
 pytest: install
-	$(TEST_ENV) TORCH_OCL_EAGER=strict $(VPY) -m pytest -q -n $(JOBS) tests/python
+	$(TEST_ENV) TORCH_OCL_EAGER=strict TORCH_OCL_GUARD=1 $(VPY) -m pytest -q -n $(JOBS) tests/python
 	$(TEST_ENV) TORCH_OCL_EAGER=fused $(VPY) -m pytest -q -n $(JOBS) tests/python
 
 # The C runtime and its tests under AddressSanitizer + UndefinedBehaviorSanitizer.

@@ -144,6 +144,14 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("_program_stats", &program_stats);
   m.def("_reset_program_stats", [] { tocl_program_stats_reset(); });
+  // Guard mode (TORCH_OCL_GUARD=1): canaries around every device block.
+  m.def("_guard_enabled", [] { return tocl_mem_guard_enabled() != 0; });
+  m.def("_guard_violations", [] { return tocl_mem_guard_violations(); });
+  m.def("_guard_check", [] {
+    for (int d = 0; d < tocl_device_count(); d++)
+      TOCL_CHECK(tocl_mem_guard_check(d));
+    return tocl_mem_guard_violations();
+  });
   m.def("_cache_info", &cache_info);
   m.def("_cache_clear", [] {
     uint64_t n = 0;

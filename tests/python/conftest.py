@@ -51,6 +51,19 @@ def _ocl_available():
         pytest.skip("no OpenCL device available", allow_module_level=True)
 
 
+@pytest.fixture(autouse=True)
+def _guard_canaries():
+    """Under TORCH_OCL_GUARD=1 (one CI run), a test fails if any device
+    block's canaries changed while it ran: an out-of-bounds write."""
+    if not torch_ocl._C._guard_enabled():
+        yield
+        return
+    before = torch_ocl._C._guard_check()
+    yield
+    after = torch_ocl._C._guard_check()
+    assert after == before, f"{after - before} out-of-bounds device writes (see the torch-ocl guard lines on stderr)"
+
+
 @pytest.fixture
 def two_devices():
     if torch.ocl.device_count() < 2:

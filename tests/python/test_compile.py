@@ -137,9 +137,9 @@ def test_dynamic_shapes_one_compile_no_new_programs(how):
         opt.step()
         opt.zero_grad()
         if i == 1:  # the second size: eager and compiled kernels of this shape family exist
-            torch_ocl.wait_for_builds()
+            torch_ocl.fusion.wait_for_builds()
             builds_after_first = _program_builds()
-    torch_ocl.wait_for_builds()
+    torch_ocl.fusion.wait_for_builds()
     s = torch_ocl.compile_stats()
     assert s["graphs"] == 2, s  # one forward and one backward graph for all 12 sizes
     assert _program_builds() == builds_after_first, "a new size built OpenCL programs"

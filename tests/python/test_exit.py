@@ -17,6 +17,13 @@ import threading
 import time
 
 import pytest
+import torch_ocl
+
+# The children count builds left pending at exit; under guard mode fused eager
+# flushes at every free and leaves far fewer. They run without the guard in
+# the fused run.
+pytestmark = pytest.mark.skipif(torch_ocl._C._guard_enabled(),
+                                reason="guard mode flushes fused eager at every free: few builds stay pending")
 
 CHILD = textwrap.dedent(
     """
