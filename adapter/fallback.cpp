@@ -15,10 +15,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 #include <string>
 
+#include "aten/ocl_iter_out.h"
 #include "fallback.h"
 
 namespace torch_ocl {
@@ -170,7 +172,7 @@ void write_back(const at::Tensor& cpu, const at::Tensor& dev) {
 
 // Every tensor among the arguments: plain, in lists, in optional lists.
 template <typename F>
-void for_each_tensor(const std::vector<c10::IValue>& args, F&& f) {
+void for_each_tensor(c10::ArrayRef<c10::IValue> args, F&& f) {
   for (const auto& v : args) {
     if (v.isTensor())
       f(v.toTensor());
@@ -186,7 +188,7 @@ void for_each_tensor(const std::vector<c10::IValue>& args, F&& f) {
 
 // Where an op's results belong: an ocl Device argument (factory ops), else
 // the first ocl tensor.
-std::optional<c10::Device> target_device(const std::vector<c10::IValue>& args) {
+std::optional<c10::Device> target_device(c10::ArrayRef<c10::IValue> args) {
   for (const auto& v : args)
     if (v.isDevice() && v.toDevice().type() == c10::DeviceType::PrivateUse1)
       return v.toDevice();
@@ -327,6 +329,31 @@ namespace {
 // registered: the wrapper checks the out arguments' device (before anything
 // is written or resized) and then calls the kernel it replaced (an ocl
 // kernel) or the CompositeExplicitAutograd one.
+//
+// The wrapper is boxed: each call boxes its arguments onto a stack and the
+// kernel behind it unboxes them again, on the host path of every small op.
+// So ocl kernels that already keep the contract are left as they are: those
+// registered with TOCL_ITER_OUT (aten/ocl_iter_out.h), whose TensorIterator
+// checks the out's device first and writes strided outs in place (pointwise,
+// comparison and activation rows: torch.add(x, y, out=z) among them). Every
+// other out= overload is wrapped, so a new kernel is wrapped unless its
+// registration says otherwise; the wrapper finds the schema's out arguments
+// once and copies nothing when no out needs a temporary.
+
+std::mutex& iterator_outs_mutex() {
+  static std::mutex m;
+  return m;
+}
+// Filled while the extension's static registrations run (note_iterator_out).
+std::set<std::string>& iterator_outs() {
+  static std::set<std::string> s;
+  return s;
+}
+// What install_out_device_checks() did with each out= overload it saw.
+std::vector<std::string>& out_check_table() {
+  static std::vector<std::string> t;
+  return t;
+}
 
 bool is_out_arg(const c10::Argument& a) { return a.kwarg_only() && a.alias_info() && a.alias_info()->isWrite(); }
 
@@ -338,18 +365,47 @@ bool has_out_argument(const c10::FunctionSchema& s) {
 }
 
 // The boxed kernel put in front of an out= overload. `native`: the ocl kernel
-// it replaced; without one, the CompositeExplicitAutograd kernel runs.
+// it replaced; without one, the CompositeExplicitAutograd kernel runs. The
+// schema's out arguments and the returns that alias them are found once,
+// here, not on every call.
 class CheckedOut final : public c10::OperatorKernel {
  public:
-  explicit CheckedOut(std::optional<c10::SafeKernelFunction> native) : native_(std::move(native)) {}
+  CheckedOut(const c10::FunctionSchema& schema, std::optional<c10::SafeKernelFunction> native)
+      : native_(std::move(native)), nargs_(schema.arguments().size()) {
+    for (size_t i = 0; i < nargs_; i++)
+      if (is_out_arg(schema.arguments()[i]))
+        outs_.push_back(i);
+    const auto& returns = schema.returns();
+    for (size_t r = 0; r < returns.size(); r++) {
+      const auto* alias = returns[r].alias_info();
+      if (!alias || !alias->isWrite())
+        continue;
+      for (size_t i = 0; i < nargs_; i++) {
+        const auto* in_alias = schema.arguments()[i].alias_info();
+        if (in_alias && *in_alias == *alias) {
+          return_of_.emplace_back(r, i);
+          break;
+        }
+      }
+    }
+    nreturns_ = returns.size();
+  }
 
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
-    const auto& schema = op.schema();
-    const size_t nargs = schema.arguments().size();
-    const size_t begin = stack->size() - nargs;
-    std::vector<c10::IValue> args(stack->begin() + begin, stack->end());
+    const size_t begin = stack->size() - nargs_;
+    c10::ArrayRef<c10::IValue> args(stack->data() + begin, nargs_);
     if (auto target = target_device(args))
-      check_out_device(schema, args, *target);
+      for (size_t i : outs_) {
+        auto check = [&](const at::Tensor& t) {
+          TORCH_CHECK(!t.defined() || t.device() == *target, "Expected out tensor to have device ", *target,
+                      ", but got ", t.device(), " instead");
+        };
+        if (args[i].isTensor())
+          check(args[i].toTensor());
+        else if (args[i].isTensorList())
+          for (const at::Tensor& t : args[i].toTensorVector())
+            check(t);
+      }
     if (!native_) {
       op.callBoxedForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd, *stack);
       return;
@@ -360,17 +416,30 @@ class CheckedOut final : public c10::OperatorKernel {
     // structured kernels and TensorIterator do on the CPU. The out keeps its
     // strides and storage, and nothing outside the view is written. (Kernels
     // see the out's sizes: some read them, normal.Tensor_float_out for one.)
+    auto needs_proxy = [](const at::Tensor& t) { return on_ocl(t) && t.numel() != 0 && !t.is_contiguous(); };
+    bool any = false;
+    for (size_t i : outs_) {
+      const c10::IValue& v = args[i];
+      if (v.isTensor())
+        any = any || needs_proxy(v.toTensor());
+      else if (v.isTensorList())
+        for (const at::Tensor& t : v.toTensorVector())
+          any = any || needs_proxy(t);
+    }
+    if (!any) {  // the common case: every out is contiguous (or empty, or to be resized)
+      native_->callBoxed(op, ks, stack);
+      return;
+    }
+    std::vector<c10::IValue> saved(args.begin(), args.end());
     std::vector<std::pair<at::Tensor, at::Tensor>> proxies;  // (out, temporary)
     auto proxy_of = [&](const at::Tensor& t) {
-      if (!on_ocl(t) || t.numel() == 0 || t.is_contiguous())
+      if (!needs_proxy(t))
         return t;
       at::Tensor tmp = at::empty(t.sizes(), t.options());
       proxies.emplace_back(t, tmp);
       return tmp;
     };
-    for (size_t i = 0; i < nargs; i++) {
-      if (!is_out_arg(schema.arguments()[i]))
-        continue;
+    for (size_t i : outs_) {
       c10::IValue& v = (*stack)[begin + i];
       if (v.isTensor()) {
         v = proxy_of(v.toTensor());
@@ -382,8 +451,6 @@ class CheckedOut final : public c10::OperatorKernel {
       }
     }
     native_->callBoxed(op, ks, stack);
-    if (proxies.empty())
-      return;
     for (auto& [out, tmp] : proxies) {
       // A kernel that resized the temporary (and gave PyTorch's resize
       // warning for it) resizes the out: it takes the temporary's strides.
@@ -396,24 +463,16 @@ class CheckedOut final : public c10::OperatorKernel {
         out.copy_(tmp);
     }
     // Returns that alias an out argument are that argument.
-    const auto& returns = schema.returns();
-    const size_t rbegin = stack->size() - returns.size();
-    for (size_t r = 0; r < returns.size(); r++) {
-      const auto* alias = returns[r].alias_info();
-      if (!alias || !alias->isWrite())
-        continue;
-      for (size_t i = 0; i < nargs; i++) {
-        const auto* in_alias = schema.arguments()[i].alias_info();
-        if (in_alias && *in_alias == *alias) {
-          (*stack)[rbegin + r] = args[i];
-          break;
-        }
-      }
-    }
+    const size_t rbegin = stack->size() - nreturns_;
+    for (const auto& [r, i] : return_of_)
+      (*stack)[rbegin + r] = saved[i];
   }
 
  private:
   std::optional<c10::SafeKernelFunction> native_;
+  size_t nargs_, nreturns_ = 0;
+  std::vector<size_t> outs_;                          // indices of the out arguments
+  std::vector<std::pair<size_t, size_t>> return_of_;  // (return, the argument it aliases)
 };
 
 // Swallows warnings while the wrappers are registered: replacing a kernel on
@@ -425,6 +484,11 @@ class QuietHandler final : public c10::WarningHandler {
 };
 
 }  // namespace
+
+void note_iterator_out(const char* name) {
+  std::lock_guard<std::mutex> lock(iterator_outs_mutex());
+  iterator_outs().insert(name);
+}
 
 int install_out_device_checks() {
   // Registered once, after every static TORCH_LIBRARY_IMPL of the extension
@@ -444,17 +508,40 @@ int install_out_device_checks() {
     auto op = d.findOp(name);
     if (!op || !op->hasSchema() || !has_out_argument(op->schema()))
       continue;
-    std::optional<c10::SafeKernelFunction> native;
-    if (op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1))
-      native = op->getComputedKernelForDispatchKey(c10::DispatchKey::PrivateUse1);
-    else if (!op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd))
-      continue;  // the CPU fallback checks its out arguments itself
     std::string full = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
-    lib->impl(full.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::make_unique<CheckedOut>(std::move(native))));
+    std::optional<c10::SafeKernelFunction> native;
+    if (op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) {
+      bool iter;
+      {
+        std::lock_guard<std::mutex> lock(iterator_outs_mutex());
+        iter = iterator_outs().count(full) != 0;
+      }
+      if (iter) {  // its TensorIterator keeps the contract
+        out_check_table().push_back(full + " iterator");
+        continue;
+      }
+      native = op->getComputedKernelForDispatchKey(c10::DispatchKey::PrivateUse1);
+    } else if (!op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd)) {
+      continue;  // the CPU fallback checks its out arguments itself
+    }
+    out_check_table().push_back(full + (native ? " wrapped" : " composite"));
+    lib->impl(full.c_str(), torch::CppFunction::makeFromBoxedFunctor(
+                               std::make_unique<CheckedOut>(op->schema(), std::move(native))));
     count++;
   }
   return count;
 }
+
+namespace {
+// torch.ops.torch_ocl._out_checks(): "<overload> <how>" for every aten out=
+// overload install_out_device_checks() saw, how being 'wrapped' (an ocl
+// kernel behind the wrapper), 'composite' (the CompositeExplicitAutograd
+// kernel behind it) or 'iterator' (registered with TOCL_ITER_OUT, not
+// wrapped); tests/python/test_out_checks.py reads it.
+std::vector<std::string> out_checks_op() { return out_check_table(); }
+}  // namespace
+
+TORCH_LIBRARY(torch_ocl, m) { m.def("_out_checks() -> str[]", &out_checks_op); }
 
 FallbackPolicy fallback_policy() { return policy(); }
 void set_fallback_policy(FallbackPolicy p) { policy() = p; }

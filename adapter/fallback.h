@@ -12,7 +12,11 @@ std::map<std::string, int64_t> fallback_stats();
 void fallback_reset_stats();
 // Count one CPU run of an op and apply the policy (raises under 'error').
 void note_fallback(const std::string& name);
-// Wrap every aten out= overload that has no ocl kernel but a composite one
-// with a check of the out device; returns how many were wrapped.
+// Put the out= contract (an out on the wrong device refused before anything
+// is written, a non-contiguous out given a contiguous temporary copied back)
+// in front of every aten out= overload that has an ocl kernel or only a
+// CompositeExplicitAutograd one, except the ocl kernels registered with
+// TOCL_ITER_OUT (their TensorIterator keeps the contract unwrapped). Runs
+// once, at import; returns how many overloads were wrapped.
 int install_out_device_checks();
 }  // namespace torch_ocl

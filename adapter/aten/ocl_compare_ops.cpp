@@ -22,13 +22,13 @@ at::Tensor& logical_not_out(const at::Tensor& self, at::Tensor& result) {
 
 }  // namespace
 
-#define TOCL_CMP_ROWS(m, name, OP)                 \
-  m.impl(#name ".Tensor", Cmp<OP>::fn);            \
-  m.impl(#name "_.Tensor", Cmp<OP>::inplace);      \
-  m.impl(#name ".Tensor_out", Cmp<OP>::out);       \
-  m.impl(#name ".Scalar", Cmp<OP>::fn_s);          \
-  m.impl(#name "_.Scalar", Cmp<OP>::inplace_s);    \
-  m.impl(#name ".Scalar_out", Cmp<OP>::out_s)
+#define TOCL_CMP_ROWS(m, name, OP)                    \
+  m.impl(#name ".Tensor", Cmp<OP>::fn);               \
+  m.impl(#name "_.Tensor", Cmp<OP>::inplace);         \
+  TOCL_ITER_OUT(m, #name ".Tensor_out", Cmp<OP>::out); \
+  m.impl(#name ".Scalar", Cmp<OP>::fn_s);             \
+  m.impl(#name "_.Scalar", Cmp<OP>::inplace_s);       \
+  TOCL_ITER_OUT(m, #name ".Scalar_out", Cmp<OP>::out_s)
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TOCL_CMP_ROWS(m, eq, TOCL_IR_EQ);
@@ -38,10 +38,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TOCL_CMP_ROWS(m, gt, TOCL_IR_GT);
   TOCL_CMP_ROWS(m, ge, TOCL_IR_GE);
   // logical_and / _or / _xor / _not functional and in-place forms decompose into .out.
-  m.impl("logical_and.out", Cmp<TOCL_IR_LOGICAL_AND>::out);
-  m.impl("logical_or.out", Cmp<TOCL_IR_LOGICAL_OR>::out);
-  m.impl("logical_xor.out", Cmp<TOCL_IR_LOGICAL_XOR>::out);
-  m.impl("logical_not.out", logical_not_out);
+  TOCL_ITER_OUT(m, "logical_and.out", Cmp<TOCL_IR_LOGICAL_AND>::out);
+  TOCL_ITER_OUT(m, "logical_or.out", Cmp<TOCL_IR_LOGICAL_OR>::out);
+  TOCL_ITER_OUT(m, "logical_xor.out", Cmp<TOCL_IR_LOGICAL_XOR>::out);
+  TOCL_ITER_OUT(m, "logical_not.out", logical_not_out);
 }
 
 }  // namespace torch_ocl

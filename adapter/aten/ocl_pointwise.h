@@ -8,6 +8,7 @@
 #include <torch/library.h>
 
 #include "ocl_elementwise.h"
+#include "ocl_iter_out.h"
 
 namespace torch_ocl {
 
@@ -122,14 +123,15 @@ struct Binary {
 
 }  // namespace torch_ocl
 
-// Registration rows: NAME, NAME_ and NAME.out of a unary op.
+// Registration rows: NAME, NAME_ and NAME.out of a unary op. The row's out
+// kernel builds a TensorIterator over its out (TOCL_ITER_OUT, ocl_iter_out.h).
 #define TOCL_UNARY_ROW(m, name, ...)       \
   m.impl(#name, __VA_ARGS__::fn);          \
   m.impl(#name "_", __VA_ARGS__::inplace); \
-  m.impl(#name ".out", __VA_ARGS__::out)
+  TOCL_ITER_OUT(m, #name ".out", __VA_ARGS__::out)
 
 // NAME.Tensor, NAME_.Tensor and NAME.<out> of a binary op.
-#define TOCL_BINARY_ROW(m, name, out_name, ...) \
-  m.impl(#name ".Tensor", __VA_ARGS__::fn);     \
+#define TOCL_BINARY_ROW(m, name, out_name, ...)   \
+  m.impl(#name ".Tensor", __VA_ARGS__::fn);       \
   m.impl(#name "_.Tensor", __VA_ARGS__::inplace); \
-  m.impl(#name "." out_name, __VA_ARGS__::out)
+  TOCL_ITER_OUT(m, #name "." out_name, __VA_ARGS__::out)

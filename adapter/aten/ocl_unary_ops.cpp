@@ -150,8 +150,8 @@ using Abs = Unary<TOCL_IR_ABS, I::Unary, kDtNoBool>;
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("neg", neg);
   m.impl("neg_", neg_);
-  m.impl("neg.out", neg_out);
-  m.impl("abs.out", Abs::out);  // abs / abs_ decompose into abs.out
+  TOCL_ITER_OUT(m, "neg.out", neg_out);
+  TOCL_ITER_OUT(m, "abs.out", Abs::out);  // abs / abs_ decompose into abs.out
   TOCL_UNARY_ROW(m, sign, Unary<TOCL_IR_SIGN, I::Unary>);
   TOCL_UNARY_ROW(m, sgn, Unary<TOCL_IR_SIGN, I::Unary>);
   TOCL_UNARY_ROW(m, reciprocal, Unary<TOCL_IR_RECIPROCAL, I::UnaryFloat>);
@@ -190,17 +190,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TOCL_UNARY_ROW(m, bitwise_not, BitNot);
   m.impl("round.decimals", round_dec);
   m.impl("round_.decimals", round_dec_);
-  m.impl("round.decimals_out", round_dec_out);
+  TOCL_ITER_OUT(m, "round.decimals_out", round_dec_out);
   m.impl("logit", logit);
   m.impl("logit_", logit_);
-  m.impl("logit.out", logit_out);
+  TOCL_ITER_OUT(m, "logit.out", logit_out);
   m.impl("isnan", Predicate<TOCL_IR_ISNAN>::fn);
   m.impl("isposinf", Predicate<TOCL_IR_ISPOSINF>::fn);
-  m.impl("isposinf.out", Predicate<TOCL_IR_ISPOSINF>::out);
+  TOCL_ITER_OUT(m, "isposinf.out", Predicate<TOCL_IR_ISPOSINF>::out);
   m.impl("isneginf", Predicate<TOCL_IR_ISNEGINF>::fn);
-  m.impl("isneginf.out", Predicate<TOCL_IR_ISNEGINF>::out);
+  TOCL_ITER_OUT(m, "isneginf.out", Predicate<TOCL_IR_ISNEGINF>::out);
   m.impl("signbit", Predicate<TOCL_IR_SIGNBIT>::fn);
-  m.impl("signbit.out", Predicate<TOCL_IR_SIGNBIT>::out);
+  TOCL_ITER_OUT(m, "signbit.out", Predicate<TOCL_IR_SIGNBIT>::out);
   m.impl("nan_to_num.out", nan_to_num_out);
 }
 

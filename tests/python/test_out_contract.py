@@ -1,5 +1,7 @@
 """The out= contract every aten out= overload keeps on ocl, native kernels and
-composites alike (adapter/fallback.cpp wraps each one): an out on another
+composites alike (adapter/fallback.cpp wraps each one but the TensorIterator
+kernels registered with TOCL_ITER_OUT, which tests/python/test_out_checks.py
+holds to the contract schema by schema): an out on another
 device (the CPU, or ocl:1 for ocl:0 inputs) raises before anything is written
 or resized; a non-contiguous out (gapped, transposed, channels-last) gets the
 values with its strides and storage kept and nothing outside the view
