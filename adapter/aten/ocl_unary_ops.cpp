@@ -1,5 +1,5 @@
 // ocl_unary_ops.cpp - unary math, rounding and float-class predicates as rows
-// over the IR engine (runtime/fusion/ir_ops.c holds every formula).
+// over the IR engine (runtime/codegen/ir_ops.c holds every formula).
 #include <ATen/native/Resize.h>
 #include <cmath>
 #include <limits>

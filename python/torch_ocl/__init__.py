@@ -17,8 +17,9 @@ except ImportError as e:  # pragma: no cover - depends on the machine
         f"{e}. It needs an OpenCL ICD loader (Debian/Ubuntu: apt-get install ocl-icd-libopencl1) "
         "and a driver (for CPUs: apt-get install pocl-opencl-icd)."
     ) from e
-# out= overloads that only have a composite kernel refuse a wrong-device out,
-# as on the CPU and CUDA (adapter/fallback.cpp).
+# out= overloads refuse a wrong-device out before writing, as on the CPU and
+# CUDA, and write a strided out in place: those whose kernel does not get this
+# from a TensorIterator are wrapped (adapter/fallback.cpp).
 _C._install_out_device_checks()
 
 from . import _device_module as ocl  # noqa: E402
