@@ -5,10 +5,15 @@
  * [N, OD, OH, OW, 3] with (x, y[, z]) in [-1, 1], output [N, C, OH, OW]
  * or [N, C, OD, OH, OW]. Operands are strided (any strides); grad_input
  * must be dense row-major. All share one floating dtype (float16/bfloat16
- * computed in float, float64 in double where the device has cl_khr_fp64;
- * a float64 grad_input also needs cl_khr_int64_base_atomics). The backward
- * adds into grad_input with atomics, so the order of additions, and the
- * last bits of a sum, may vary from run to run. Calls only enqueue work. */
+ * computed in float, float64 in double where the device has cl_khr_fp64).
+ * The backward walks the grid points in order per (batch, channel block),
+ * as the CPU does, when there are enough planes for the device or the
+ * walks are short; then results are the same on every run. With few
+ * planes and many points it adds into grad_input with compare-and-swap
+ * atomics instead (for float64 only where the device has
+ * cl_khr_int64_base_atomics; elsewhere it keeps the ordered walk), and the
+ * last bits of a sum may then vary from run to run, as on CUDA. kernels/grid_sample.cl has the details. Calls only
+ * enqueue work. */
 #ifndef TOCL_GRID_SAMPLE_H
 #define TOCL_GRID_SAMPLE_H
 
