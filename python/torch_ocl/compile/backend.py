@@ -4,14 +4,7 @@ import functools
 
 import torch
 
-from .lowering import compile_graph
-
-
-def _has_ocl_kernel(op) -> bool:
-    try:
-        return torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "PrivateUse1")
-    except Exception:  # an overload packet or an op unknown to the dispatcher
-        return False
+from .lowering import compile_graph, has_kernel
 
 
 @functools.lru_cache(maxsize=1)
@@ -22,7 +15,7 @@ def decompositions() -> dict:
     rest is taken apart into ops that do have one."""
     from torch._decomp import core_aten_decompositions
 
-    return {op: fn for op, fn in core_aten_decompositions().items() if not _has_ocl_kernel(op)}
+    return {op: fn for op, fn in core_aten_decompositions().items() if not has_kernel(op, device_generic=False)}
 
 
 @functools.lru_cache(maxsize=1)

@@ -33,14 +33,15 @@ _DEVICE_GENERIC_KEYS = ("CompositeExplicitAutograd", "CompositeExplicitAutogradN
                         "CompositeImplicitAutograd")
 
 
-def _has_ocl_kernel(op) -> bool:
-    """An ocl kernel, or a device-generic one (views such as permute are
-    CompositeExplicitAutograd over as_strided); else the CPU fallback."""
+def has_kernel(op, device_generic: bool = True) -> bool:
+    """An ocl kernel for op, or (device_generic) a device-generic one: views
+    such as permute are CompositeExplicitAutograd over as_strided. Without
+    either, op reaches the CPU fallback."""
+    keys = ("PrivateUse1",) + (_DEVICE_GENERIC_KEYS if device_generic else ())
     try:
         name = op.name()
-        return any(torch._C._dispatch_has_kernel_for_dispatch_key(name, k)
-                   for k in ("PrivateUse1",) + _DEVICE_GENERIC_KEYS)
-    except Exception:
+        return any(torch._C._dispatch_has_kernel_for_dispatch_key(name, k) for k in keys)
+    except Exception:  # an overload packet or an op unknown to the dispatcher
         return False
 
 
@@ -52,7 +53,7 @@ def classify(gm: torch.fx.GraphModule) -> dict:
             continue
         op = node.target
         plan["nodes"] += 1
-        if not _has_ocl_kernel(op):
+        if not has_kernel(op):
             # A CompositeImplicit op would have been decomposed; what is left
             # without an ocl kernel reaches the CPU fallback.
             name = op.name()
