@@ -52,3 +52,10 @@ def require_progress(first: float, last: float) -> None:
     """Fail the run (non-zero exit) if training did not reduce the loss."""
     if not last < first:
         raise SystemExit("training did not reduce the loss")
+
+
+def compiled(model: torch.nn.Module, device: torch.device):
+    """torch.compile(model): backend "ocl" for ocl models (the default
+    backend routes ocl graphs there too; naming it says so), PyTorch's
+    default elsewhere."""
+    return torch.compile(model, backend="ocl") if torch.device(device).type == "ocl" else torch.compile(model)

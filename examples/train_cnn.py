@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import describe, loss_progress, quiet_fallbacks, report_fallbacks, require_progress  # noqa: E402
+from common import compiled, describe, loss_progress, quiet_fallbacks, report_fallbacks, require_progress  # noqa: E402,E501
 
 # name: (width, batch, steps, lr)
 PRESETS = {
@@ -81,8 +81,9 @@ def make_images(n, generator):
     return img, labels
 
 
-def train(device="ocl", preset="demo", steps=None, progress=True, seed=0, eval_images=256):
-    """Train; return (per-step losses, eval accuracy)."""
+def train(device="ocl", preset="demo", steps=None, progress=True, seed=0, eval_images=256, compile=False):
+    """Train; return (per-step losses, eval accuracy).
+    compile: run the model under torch.compile (backend "ocl" on ocl)."""
     device = torch.device(device)
     width, batch, default_steps, lr = PRESETS[preset]
     steps = steps or default_steps
@@ -94,11 +95,12 @@ def train(device="ocl", preset="demo", steps=None, progress=True, seed=0, eval_i
     g = torch.Generator().manual_seed(seed)
     losses = []
     model.train()
+    fwd = compiled(model, device) if compile else model
     bar = tqdm(range(steps), desc=f"ResNet-18 (width {width}, {n_params / 1e6:.2f}M params) on {device}",
                unit="step", disable=not progress)
     for _ in bar:
         x, y = make_images(batch, g)
-        loss = F.cross_entropy(model(x.to(device)), y.to(device))
+        loss = F.cross_entropy(fwd(x.to(device)), y.to(device))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -116,12 +118,13 @@ def main():
     ap.add_argument("--preset", choices=sorted(PRESETS), default="demo")
     ap.add_argument("--steps", type=int, default=None)
     ap.add_argument("--device", default="ocl")
+    ap.add_argument("--compile", action="store_true", help="run the model under torch.compile")
     args = ap.parse_args()
     device = torch.device(args.device)
     describe(device)
     quiet_fallbacks(device)
     t0 = time.perf_counter()
-    losses, acc = train(device, args.preset, args.steps)
+    losses, acc = train(device, args.preset, args.steps, compile=args.compile)
     elapsed = time.perf_counter() - t0
     first, last, _ = loss_progress(losses)
     print(f"loss {first:.3f} -> {last:.3f}, eval accuracy {acc:.3f} (chance {1 / CLASSES:.2f}), "

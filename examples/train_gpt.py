@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import describe, loss_progress, quiet_fallbacks, report_fallbacks, require_progress  # noqa: E402
+from common import compiled, describe, loss_progress, quiet_fallbacks, report_fallbacks, require_progress  # noqa: E402,E501
 
 TEXT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "river.txt")
 
@@ -97,8 +97,9 @@ def sample(model, chars, device, n, prompt="The river"):
     return "".join(chars[i] for i in idx[0].tolist())
 
 
-def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed=0, sample_chars=0):
-    """Train; return the list of per-step losses (and print a sample if asked)."""
+def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed=0, sample_chars=0, compile=False):
+    """Train; return the list of per-step losses (and print a sample if asked).
+    compile: run the model under torch.compile (backend "ocl" on ocl)."""
     device = torch.device(device)
     width, layers, heads, context, batch, default_steps, lr = PRESETS[preset]
     steps = steps or default_steps
@@ -108,6 +109,7 @@ def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed
     n_params = sum(p.numel() for p in model.parameters())
     model = model.to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    fwd = compiled(model, device) if compile else model
     g = torch.Generator().manual_seed(seed)
     losses = []
     bar = tqdm(range(steps), desc=f"GPT {n_params / 1e6:.2f}M params on {device}", unit="step",
@@ -117,7 +119,7 @@ def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed
         x = torch.stack([data[s:s + context] for s in starts]).to(device)
         y = torch.stack([data[s + 1:s + context + 1] for s in starts]).to(device)
         with torch.autocast(device.type, dtype=torch.bfloat16) if amp else contextlib.nullcontext():
-            logits = model(x)
+            logits = fwd(x)
             loss = F.cross_entropy(logits.view(-1, logits.shape[-1]).float(), y.view(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -140,12 +142,13 @@ def main():
     ap.add_argument("--steps", type=int, default=None)
     ap.add_argument("--device", default="ocl")
     ap.add_argument("--no-amp", action="store_true", help="train in float32 instead of bfloat16 autocast")
+    ap.add_argument("--compile", action="store_true", help="run the model under torch.compile")
     args = ap.parse_args()
     device = torch.device(args.device)
     describe(device)
     quiet_fallbacks(device)
     t0 = time.perf_counter()
-    losses = train(device, args.preset, args.steps, amp=not args.no_amp, sample_chars=120)
+    losses = train(device, args.preset, args.steps, amp=not args.no_amp, sample_chars=120, compile=args.compile)
     elapsed = time.perf_counter() - t0
     first, last, k = loss_progress(losses)
     print(f"loss {first:.3f} -> {last:.3f} (mean of first and last {k} steps), "

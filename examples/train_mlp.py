@@ -16,7 +16,7 @@ import torch.nn as nn
 from tqdm import tqdm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import describe, quiet_fallbacks, report_fallbacks, require_progress  # noqa: E402
+from common import compiled, describe, quiet_fallbacks, report_fallbacks, require_progress  # noqa: E402
 
 
 def make_data(n: int, generator: torch.Generator):
@@ -30,8 +30,9 @@ def make_data(n: int, generator: torch.Generator):
     return x, label
 
 
-def train(device="ocl", steps=300, batch=256, progress=True, seed=0):
-    """Train; return (per-step losses, accuracy on the whole data set)."""
+def train(device="ocl", steps=300, batch=256, progress=True, seed=0, compile=False):
+    """Train; return (per-step losses, accuracy on the whole data set).
+    compile: run the model under torch.compile (backend "ocl" on ocl)."""
     device = torch.device(device)
     g = torch.Generator().manual_seed(seed)
     x, y = make_data(4096, g)
@@ -41,11 +42,12 @@ def train(device="ocl", steps=300, batch=256, progress=True, seed=0):
     x, y = x.to(device), y.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=0.02)
     loss_fn = nn.CrossEntropyLoss()
+    fwd = compiled(model, device) if compile else model
     losses = []
     bar = tqdm(range(steps), desc=f"MLP on {device}", unit="step", disable=not progress)
     for step in bar:
         idx = torch.randint(0, x.shape[0], (batch,), generator=g).to(device)
-        loss = loss_fn(model(x[idx]), y[idx])
+        loss = loss_fn(fwd(x[idx]), y[idx])
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -62,12 +64,13 @@ def main():
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--device", default="ocl")
+    ap.add_argument("--compile", action="store_true", help="run the model under torch.compile")
     args = ap.parse_args()
     device = torch.device(args.device)
     describe(device)
     quiet_fallbacks(device)
     start = time.perf_counter()
-    losses, acc = train(device, args.steps, args.batch)
+    losses, acc = train(device, args.steps, args.batch, compile=args.compile)
     elapsed = time.perf_counter() - start
     first, last = losses[0], losses[-1]
     print(f"loss {first:.4f} -> {last:.4f}, accuracy {acc:.3f}, {args.steps / elapsed:.1f} steps/s")

@@ -143,7 +143,8 @@ def run_arch(name, seed=0):
     import torch
     import torch_ocl
     import transformers
-    from models_sweep import GRAD_RTOL, LOGIT_RTOL, judge
+    import compiled_check
+    from models_sweep import COMPILED, GRAD_RTOL, LOGIT_RTOL, judge
 
     family, kind, model_cls, _, _ = ARCHS[name]
     gen = kind in ("causal", "seq2seq", "whisper")
@@ -157,6 +158,7 @@ def run_arch(name, seed=0):
         row["params"] = sum(p.numel() for p in cpu_model.parameters())
         inputs, extra = inputs_for(kind)
         dev_model = copy.deepcopy(cpu_model).to("ocl")
+        comp_model = copy.deepcopy(dev_model) if COMPILED else None  # the train step changes dev_model
         dev_inputs, dev_extra = _to(inputs, "ocl"), _to(extra, "ocl")
         ref_model, ref_inputs, ref_extra = (copy.deepcopy(cpu_model).double(), _to(inputs, "cpu", torch.float64),
                                             _to(extra, "cpu", torch.float64))
@@ -186,6 +188,11 @@ def run_arch(name, seed=0):
         ref = reference(_forward) or cpu
         row["logit_max_err"] = _max_err(got, cpu)
         row["logit_tol_ratio"], _, msg = judge(got, cpu, ref, "logits", LOGIT_RTOL)
+        if COMPILED:
+            def judge_compiled(logits):
+                return judge(logits, cpu, ref, "compiled logits", LOGIT_RTOL)[2]
+            row.update(compiled_check.compiled_forward(comp_model.eval(), lambda m: _forward(m, dev_inputs),
+                                                       got, judge_compiled))
         return ("mismatch" if msg else "pass"), msg
 
     def train():
@@ -303,6 +310,8 @@ def run_isolated(names, timeout=300, progress=None):
 
 
 def summarize(rows):
+    import compiled_check
+
     models = [r for r in rows if "model" in r]
     checks = [r for r in rows if "check" in r]
     ranked = {}
@@ -313,6 +322,7 @@ def summarize(rows):
     return {
         "models": len(models), "forward_pass": sum(r["forward"] == "pass" for r in models),
         "train_pass": sum(r["train"] == "pass" for r in models), "generate_models": len(gen),
+        "compiled_models": compiled_check.summary(models)[0], "compiled_pass": compiled_check.summary(models)[1],
         "generate_pass": sum(r["generate"] == "pass" for r in gen),
         "checks_pass": sum(c["status"] == "pass" for c in checks), "checks": checks,
         "fallback_ops": dict(sorted(ranked.items(), key=lambda kv: (-len(kv[1]), kv[0]))), "rows": models,
@@ -342,14 +352,18 @@ def _print_row(r):
 
 
 def headline(rep):
+    comp = (f", {rep['compiled_pass']} of {rep['compiled_models']} forward compiled"
+            if rep.get("compiled_models") else "")
     return (f"{rep['models']} architectures: {rep['forward_pass']} pass forward, {rep['train_pass']} the train "
-            f"step, {rep['generate_pass']} of {rep['generate_models']} generate; {rep['checks_pass']} of "
+            f"step{comp}, {rep['generate_pass']} of {rep['generate_models']} generate; {rep['checks_pass']} of "
             f"{len(rep['checks'])} whole-stack checks pass; {len(rep['fallback_ops'])} ops fell back to the CPU "
             f"({rep['seconds']} s)")
 
 
 def markdown(rep):
     """The Hugging Face section of docs/models.md, as a list of lines."""
+    import compiled_check
+
     def fmt(x):
         return f"{x:.1e}" if isinstance(x, float) else ""
 
@@ -363,15 +377,18 @@ def markdown(rep):
            f"generate() with the KV cache, {rep['new_tokens']} new tokens, equal to the CPU's. The CPU fallback "
            "was on ('silent'): a model passes with fallbacks, and the ops that ran on the CPU are listed. Each "
            "model runs in a worker process, so a crash or timeout costs only that model. Times: the best of 3 "
-           "warm eval forward + train step, seconds.", "",
-           "| model | family | params | forward | logits max err | train step | grad max err | generate | "
+           "warm eval forward + train step, seconds. compiled = the eval forward under "
+           "torch.compile(backend=\"ocl\"), judged as forward is, with the graphs Dynamo made and the graph "
+           "nodes that ran as eager calls on the CPU fallback.", "",
+           "| model | family | params | forward | logits max err | compiled | train step | grad max err | generate | "
            "fallback ops | ocl s | cpu s | detail |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rep["rows"]:
         fallback = ", ".join(op.replace("aten::", "") for op in sorted(r["fallback"])) or "none"
-        detail = "; ".join(x for x in (r.get("note"), r.get("detail")) if x).replace("|", "\\|").replace("\n", " ")
+        detail = "; ".join(x for x in (r.get("note"), r.get("detail"), r.get("compiled_detail")) if x)
+        detail = detail.replace("|", "\\|").replace("\n", " ")
         out.append(f"| {r['model']} | {r['family']} | {r['params'] / 1e3:.0f}k | {r['forward']} | "
-                   f"{fmt(r.get('logit_max_err'))} | {r['train']} | {fmt(r.get('grad_max_err'))} | {r['generate']} | "
+                   f"{fmt(r.get('logit_max_err'))} | {compiled_check.cell(r)} | {r['train']} | {fmt(r.get('grad_max_err'))} | {r['generate']} | "
                    f"{fallback} | {r.get('ocl_s', '')} | {r.get('cpu_s', '')} | {detail[:200]} |")
     out += ["", "### Whole-stack checks", "", "| check | result | detail |", "|---|---|---|"]
     for c in rep["checks"]:

@@ -48,6 +48,7 @@ import torchvision
 from torchvision import models as tvm
 from torchvision.ops import StochasticDepth
 
+import compiled_check  # noqa: E402  (tools/, as hf_sweep)
 import hf_sweep  # tools/ is on sys.path: this file's folder, or put there by the test that imports it
 
 NUM_CLASSES = 10
@@ -56,6 +57,10 @@ LOGIT_RTOL = 1e-4  # eval logits: norm of the error over the norm of the float64
 GRAD_RTOL = 1e-3   # loss, gradients, updated parameters, batch-norm statistics: the same, per tensor
 GRAD_ATOL = 1e-6   # of the largest norm in the group (gradients whose true value is ~0)
 CPU_FACTOR = 10    # or: no more than this many times the CPU float32's own error
+# Also run the eval forward under torch.compile(backend="ocl"); --no-compiled
+# or TOCL_SWEEP_COMPILED=0 turns it off (an environment variable, so the
+# Hugging Face sweep's worker processes see it too).
+COMPILED = os.environ.get("TOCL_SWEEP_COMPILED", "1") != "0"
 
 
 def _vit_tiny():
@@ -201,6 +206,7 @@ def run_model(name, timeout=600, seed=0):
         cpu_model = _no_randomness(ctor())
         row["params"] = sum(p.numel() for p in cpu_model.parameters())
         dev_model = copy.deepcopy(cpu_model).to("ocl")
+        comp_model = copy.deepcopy(dev_model) if COMPILED else None  # the timed runs below train dev_model
         g = torch.Generator().manual_seed(seed + 1)
         x = torch.randn(BATCH, 3, side, side, generator=g)
         y = torch.randint(0, NUM_CLASSES, (BATCH,), generator=g)
@@ -226,6 +232,12 @@ def run_model(name, timeout=600, seed=0):
                 row["grad_tol_ratio"], row["grad_err_vs_cpu"] = ratio, vs_cpu
         row["train"] = "mismatch" if msgs else "pass"
         row["detail"] = "; ".join(([row["detail"]] if row["detail"] else []) + msgs)[:300]
+        if COMPILED:
+            def judge_compiled(logits):
+                got_c = {"logits": logits.detach().cpu().double()}
+                return judge(got_c, cpu["logits"], ref["logits"], "compiled logits", LOGIT_RTOL)[2]
+            row.update(compiled_check.compiled_forward(comp_model.eval(), lambda m: _logits(m(xd)),
+                                                       got["logits"]["logits"], judge_compiled))
     except Timeout:
         row["detail"] = f"timeout after {timeout} s"
     except Exception as e:
@@ -270,14 +282,17 @@ def summarize(rows, seconds):
         "date": time.strftime("%Y-%m-%d"), "seconds": round(seconds, 1), "batch": BATCH,
         "models": len(rows), "forward_pass": sum(r["forward"] == "pass" for r in rows),
         "train_pass": sum(r["train"] == "pass" for r in rows),
+        "compiled_models": compiled_check.summary(rows)[0], "compiled_pass": compiled_check.summary(rows)[1],
         "fallback_ops": dict(sorted(ranked.items(), key=lambda kv: (-len(kv[1]), kv[0]))),
         "rows": rows,
     }
 
 
 def headline(rep):
+    comp = (f", {rep['compiled_pass']} of {rep['compiled_models']} pass forward compiled"
+            if rep.get("compiled_models") else "")
     return (f"{rep['forward_pass']} of {rep['models']} models pass forward (eval), {rep['train_pass']} pass the "
-            f"train step; {len(rep['fallback_ops'])} ops fell back to the CPU ({rep['seconds']} s)")
+            f"train step{comp}; {len(rep['fallback_ops'])} ops fell back to the CPU ({rep['seconds']} s)")
 
 
 def markdown(rep):
@@ -298,16 +313,22 @@ def markdown(rep):
            f"(train step) of the reference's norm, or at most {CPU_FACTOR}x the CPU float32's own error. "
            "grad err / cpu = norm of ocl's gradient error over the CPU float32's, both against float64 "
            "(1 = as accurate as the CPU). The CPU fallback was on ('silent'): a model passes with "
-           "fallbacks, and the ops that fell back are listed. Times: a warm eval forward + train step, seconds.", "",
-           "| model | input | params | forward | train step | grad err / cpu | fallback ops | ocl s | cpu s | note |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "fallbacks, and the ops that fell back are listed. Times: a warm eval forward + train step, seconds. "
+           "compiled = the eval forward under torch.compile(backend=\"ocl\"), judged as forward is; the cell "
+           "counts the graphs Dynamo made and the graph nodes that ran as eager calls on the CPU fallback; "
+           "compile s = compile and first run.", "",
+           "| model | input | params | forward | train step | compiled | grad err / cpu | fallback ops | ocl s | "
+           "cpu s | compile s | note |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rep["rows"]:
         fb = ", ".join(f"{op.replace('aten::', '')} ({n})" for op, n in sorted(r["fallback"].items())) or "none"
-        note = "; ".join(x for x in (r.get("note"), r.get("detail")) if x).replace("|", "\\|").replace("\n", " ")
+        note = "; ".join(x for x in (r.get("note"), r.get("detail"), r.get("compiled_detail")) if x)
+        note = note.replace("|", "\\|").replace("\n", " ")
         side = r["input"][-1]
         ratio = f"{r['grad_err_vs_cpu']:.2g}" if r.get("grad_err_vs_cpu") is not None else ""
         out.append(f"| {r['model']} | {side}x{side} | {r['params'] / 1e6:.1f}M | {r['forward']} | {r['train']} | "
-                   f"{ratio} | {fb} | {r.get('ocl_s', '')} | {r.get('cpu_s', '')} | {note} |")
+                   f"{compiled_check.cell(r)} | {ratio} | {fb} | {r.get('ocl_s', '')} | {r.get('cpu_s', '')} | "
+                   f"{r.get('compile_s', '')} | {note} |")
     out += ["", "### Ops that fell back to the CPU", ""]
     if not rep["fallback_ops"]:
         out.append("None: every model ran natively.")
@@ -325,9 +346,13 @@ def main():
     ap.add_argument("--hf-models", default="", help="comma-separated Hugging Face architectures and checks "
                     "(default: all, see tools/hf_sweep.py); 'none' skips the Hugging Face sweep")
     ap.add_argument("--hf-timeout", type=int, default=300, help="seconds per Hugging Face model")
+    ap.add_argument("--no-compiled", action="store_true", help="skip the torch.compile forward")
     ap.add_argument("--markdown")
     ap.add_argument("--json")
     args = ap.parse_args()
+    global COMPILED
+    if args.no_compiled:
+        COMPILED, os.environ["TOCL_SWEEP_COMPILED"] = False, "0"
     warnings.simplefilter("ignore")
     names = [n for n in args.models.split(",") if n] or list(MODELS)
     unknown = [n for n in names if n not in MODELS]

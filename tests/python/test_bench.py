@@ -76,3 +76,19 @@ def test_command_writes_markdown_json_and_chart(tmp_path, monkeypatch):
     assert set(data["devices"]) == {"cpu", "ocl:0"}
     assert "copy 1 MiB fp32" in (tmp_path / "run.md").read_text()
     assert (tmp_path / "run.png").stat().st_size > 0
+
+
+def test_compiled_table_marks_goals_and_compile_time():
+    from torch_ocl.bench import compiled
+
+    rows = [{"name": "train", "goal": 1.3, "eager_mode": "strict", "eager_ms": 13.0, "compiled_ms": 10.0,
+             "speedup": 1.3},
+            {"name": "decode", "goal": 2.0, "eager_mode": "fused", "eager_ms": 10.0, "compiled_ms": 8.0,
+             "speedup": 1.25, "tokens_per_s_eager": 800.0, "tokens_per_s_compiled": 1000.0},
+            {"name": "compile, cold", "seconds": 12.5, "program_builds": 40},
+            {"name": "compile, warm", "error": "Traceback\nRuntimeError: boom"}]
+    md = "\n".join(compiled.markdown(rows))
+    assert "| train | 13.000 | 10.000 | 1.30x | 1.30x | yes |  |" in md
+    assert "| decode | 10.000 | 8.000 | 1.25x | 2.00x | no | 800.0 vs 1000.0 tokens/s |" in md
+    assert "| compile, cold | 12.5 | 40 |" in md
+    assert "| compile, warm | failed: RuntimeError: boom | |" in md

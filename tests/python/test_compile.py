@@ -291,3 +291,43 @@ def test_lowering_error_falls_back_or_raises(monkeypatch):
     monkeypatch.setenv("TORCH_OCL_COMPILE_STRICT", "1")
     with pytest.raises(Exception, match="planted"):
         torch.compile(lambda t: t.cos() * 3, backend="ocl")(x)
+
+
+# A fresh process compiling a GPT-style train step: with the program cache
+# the first process left, it builds no OpenCL program.
+_SECOND_PROCESS = r"""
+import json, sys, time, torch, torch.nn.functional as F, torch_ocl
+sys.path.insert(0, sys.argv[1])
+from test_compile import Block
+torch.manual_seed(0)
+m = Block().to("ocl")
+opt = torch.optim.SGD(m.parameters(), lr=0.01)
+idx = torch.randint(0, 50, (2, 8), device="ocl")
+t0 = time.perf_counter()
+out = torch.compile(m, backend="ocl")(idx)
+F.cross_entropy(out.flatten(0, 1), idx.flatten()).backward()
+opt.step()
+torch.ocl.synchronize()
+torch_ocl.fusion.wait_for_builds()
+print(json.dumps({"seconds": time.perf_counter() - t0, "builds": torch_ocl._C._program_stats()["builds"],
+                  "graphs": torch_ocl.compile_stats()["graphs"]}))
+"""
+
+
+def test_second_process_builds_no_program(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TORCH_OCL_CACHE_DIR=str(tmp_path / "cache"))
+    runs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", _SECOND_PROCESS, os.path.dirname(__file__)], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    first, second = runs
+    assert first["graphs"] == second["graphs"] == 2  # forward and backward
+    assert first["builds"] > 0, "the first process should have built its kernels"
+    assert second["builds"] == 0, f"the second process built {second['builds']} OpenCL programs"

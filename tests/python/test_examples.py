@@ -49,3 +49,31 @@ def test_gpt_bfloat16_autocast_matches_cpu(no_fallback):
     cpu = train_gpt.train("cpu", "test", amp=True, progress=False)
     # bfloat16 keeps 8 bits of mantissa: the two devices round differently.
     assert_curves_match(ocl, cpu, 1e-2)
+
+
+# torch.compile(backend="ocl"): the same training, compiled, against eager on
+# ocl with the tolerances above (compiled graphs run the same kernels, but
+# AOTAutograd's decompositions and the partitioner change some summation
+# orders).
+def test_mlp_compiled_matches_eager(no_fallback):
+    torch._dynamo.reset()
+    comp, acc_c = train_mlp.train("ocl", steps=20, progress=False, compile=True)
+    eager, acc_e = train_mlp.train("ocl", steps=20, progress=False)
+    assert_curves_match(comp, eager, 1e-4)
+    assert abs(acc_c - acc_e) < 0.02
+
+
+def test_cnn_compiled_matches_eager(no_fallback):
+    torch._dynamo.reset()
+    comp, acc_c = train_cnn.train("ocl", "test", progress=False, eval_images=64, compile=True)
+    eager, acc_e = train_cnn.train("ocl", "test", progress=False, eval_images=64)
+    assert_curves_match(comp, eager, 1e-3)
+    assert abs(acc_c - acc_e) <= 0.05
+
+
+@pytest.mark.parametrize("amp,rtol", [(False, 1e-4), (True, 1e-2)], ids=["float32", "bfloat16_autocast"])
+def test_gpt_compiled_matches_eager(no_fallback, amp, rtol):
+    torch._dynamo.reset()
+    comp = train_gpt.train("ocl", "test", amp=amp, progress=False, compile=True)
+    eager = train_gpt.train("ocl", "test", amp=amp, progress=False)
+    assert_curves_match(comp, eager, rtol)

@@ -40,6 +40,9 @@ def test_architecture_matches_cpu(silent_fallback, name):
     assert row["generate"] == ("n/a" if name == "bert" else "pass")
     assert row["logit_tol_ratio"] <= 1 and row["grad_tol_ratio"] <= 1
     assert row["fallback"] == {}, f"ops fell back to the CPU: {row['fallback']}"
+    # The compiled column: the eval forward under torch.compile(backend="ocl").
+    assert row["compiled"] == "pass", row["compiled_detail"]
+    assert row["compiled_graphs"] >= 1 and row["compiled_eager_calls"] == 0, row
 
 
 def test_minilm_embeddings_match_cpu(silent_fallback):

@@ -102,6 +102,14 @@ def markdown(run: Dict, prices: Dict[str, float]) -> str:
                     "Each workload alternates strict and fused repetitions in this run; speedup = strict time / "
                     "fused time (median). Fused kernels were built during warm-up.", ""]
             out += fusion_table(data["fusion"]) + [""]
+    from .compiled import markdown as compiled_table
+    for d, data in run["devices"].items():
+        if data.get("compile"):
+            out += [f"### torch.compile(backend=\"ocl\") vs eager on `{d}`", "",
+                    "Each workload alternates eager and compiled repetitions in this run; speedup = eager time / "
+                    "compiled time (median). Compilation and kernel builds happened in warm-up; the compile-time "
+                    "rows ran in fresh processes sharing one new program cache.", ""]
+            out += compiled_table(data["compile"]) + [""]
     c = costs(run, prices)
     if c:
         out += ["### Cost", "", "| device | figure | cost |", "|---|---|---:|"]
