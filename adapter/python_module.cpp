@@ -6,6 +6,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/Generator.h>
 
+#include "aten/ocl_pointwise_table.h"
 #include "fallback.h"
 #include "ocl_common.h"
 #include "runtime/ocl_allocator.h"
@@ -203,6 +204,9 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_reset_fusion_stats", [] { tocl_fusion_stats_reset(); });
 
+  // [(aten overload, IR op, iterator kind, dtypes)]: the ops that are one IR
+  // op each (adapter/aten/ocl_pointwise_table.cpp), for the compile lowering.
+  m.def("_pointwise_table", [] { return pointwise_table(); });
   m.def("_fallback_stats", [] { return fallback_stats(); });
   m.def("_reset_fallback_stats", [] { fallback_reset_stats(); });
   m.def("_set_fallback_policy", [](const std::string& p) {

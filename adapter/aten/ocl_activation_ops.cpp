@@ -1,5 +1,6 @@
 // ocl_activation_ops.cpp - activations and the backward kernels autograd
-// calls for them, over the IR engine. Formulas follow PyTorch's CPU kernels
+// calls for them, over the IR engine; each op is one out-form
+// implementation whose overloads Forms (ocl_forms.h) generates. Formulas follow PyTorch's CPU kernels
 // (aten/src/ATen/native/cpu/Activation.cpp); long ones are rows of the op
 // table, short ones are composed here from table ops.
 #include <ATen/Dispatch.h>
@@ -44,58 +45,23 @@ int f_gelu(EwGraph& g, int x, c10::string_view approx) {
   TORCH_CHECK(approx == "none" || approx == "tanh", "approximate argument must be either none or tanh.");
   return g.unary(approx == "tanh" ? TOCL_IR_GELU_TANH : TOCL_IR_GELU, x);
 }
-at::Tensor gelu(const at::Tensor& x, c10::string_view a) {
-  return Act::run({}, x, "GeluKernelImpl", kDtFloat, [&](EwGraph& g, int v) { return f_gelu(g, v, a); });
-}
-at::Tensor& gelu_(at::Tensor& x, c10::string_view a) {
-  Act::run(x, x, "GeluKernelImpl", kDtFloat, [&](EwGraph& g, int v) { return f_gelu(g, v, a); });
-  return x;
-}
-at::Tensor& gelu_out(const at::Tensor& x, c10::string_view a, at::Tensor& o) {
-  Act::run(o, x, "GeluKernelImpl", kDtFloat, [&](EwGraph& g, int v) { return f_gelu(g, v, a); });
-  return o;
+at::Tensor gelu(const at::Tensor& o, const at::Tensor& x, c10::string_view a) {
+  return Act::run(o, x, "GeluKernelImpl", kDtFloat, [&](EwGraph& g, int v) { return f_gelu(g, v, a); });
 }
 
-template <tocl_ir_op OP>
-struct Simple {  // silu, mish: one table op, float only
-  static at::Tensor fn(const at::Tensor& x) {
-    return Act::run({}, x, tocl_ir_op_name(OP), kDtFloat, [](EwGraph& g, int v) { return g.unary(OP, v); });
-  }
-  static at::Tensor& inplace(at::Tensor& x) {
-    Act::run(x, x, tocl_ir_op_name(OP), kDtFloat, [](EwGraph& g, int v) { return g.unary(OP, v); });
-    return x;
-  }
-  static at::Tensor& out(const at::Tensor& x, at::Tensor& o) {
-    Act::run(o, x, tocl_ir_op_name(OP), kDtFloat, [](EwGraph& g, int v) { return g.unary(OP, v); });
-    return o;
-  }
-};
+// silu and mish are rows of ocl_pointwise_table.cpp.
 
-at::Tensor relu(const at::Tensor& x) {
+at::Tensor relu(const at::Tensor& o, const at::Tensor& x) {
   TORCH_CHECK_NOT_IMPLEMENTED(x.scalar_type() != at::kBool, "Boolean inputs not supported for relu");
-  return Act::run({}, x, "clamp_min_scalar_cpu", kDtNoBool,
+  return Act::run(o, x, "clamp_min_scalar_cpu", kDtNoBool,
                   [](EwGraph& g, int v) { return g.binary(TOCL_IR_MAXIMUM, v, g.scalar(0)); });
-}
-at::Tensor& relu_(at::Tensor& x) {
-  TORCH_CHECK_NOT_IMPLEMENTED(x.scalar_type() != at::kBool, "Boolean inputs not supported for relu");
-  Act::run(x, x, "clamp_min_scalar_cpu", kDtNoBool,
-           [](EwGraph& g, int v) { return g.binary(TOCL_IR_MAXIMUM, v, g.scalar(0)); });
-  return x;
 }
 
 int f_leaky(EwGraph& g, int x, const c10::Scalar& slope) {
   return g.ternary(TOCL_IR_WHERE, g.binary(TOCL_IR_GT, x, g.scalar(0)), x, g.binary(TOCL_IR_MUL, x, g.scalar(slope)));
 }
-at::Tensor leaky_relu(const at::Tensor& x, const c10::Scalar& s) {
-  return Act::run({}, x, "leaky_relu_cpu", kDtFloat, [&](EwGraph& g, int v) { return f_leaky(g, v, s); });
-}
-at::Tensor& leaky_relu_(at::Tensor& x, const c10::Scalar& s) {
-  Act::run(x, x, "leaky_relu_cpu", kDtFloat, [&](EwGraph& g, int v) { return f_leaky(g, v, s); });
-  return x;
-}
-at::Tensor& leaky_relu_out(const at::Tensor& x, const c10::Scalar& s, at::Tensor& o) {
-  Act::run(o, x, "leaky_relu_cpu", kDtFloat, [&](EwGraph& g, int v) { return f_leaky(g, v, s); });
-  return o;
+at::Tensor leaky_relu(const at::Tensor& o, const at::Tensor& x, const c10::Scalar& s) {
+  return Act::run(o, x, "leaky_relu_cpu", kDtFloat, [&](EwGraph& g, int v) { return f_leaky(g, v, s); });
 }
 
 // elu: x > 0 ? x * scale : expm1(x * input_scale) * alpha * scale
@@ -104,17 +70,9 @@ int f_elu(EwGraph& g, int x, const c10::Scalar& alpha, const c10::Scalar& scale,
                      g.scalar(alpha.toDouble() * scale.toDouble()));
   return g.ternary(TOCL_IR_WHERE, g.binary(TOCL_IR_LE, x, g.scalar(0)), neg, g.binary(TOCL_IR_MUL, x, g.scalar(scale)));
 }
-at::Tensor elu(const at::Tensor& x, const c10::Scalar& a, const c10::Scalar& s, const c10::Scalar& i) {
-  return Act::run({}, x, "elu_cpu", kDtFloat, [&](EwGraph& g, int v) { return f_elu(g, v, a, s, i); });
-}
-at::Tensor& elu_(at::Tensor& x, const c10::Scalar& a, const c10::Scalar& s, const c10::Scalar& i) {
-  Act::run(x, x, "elu_cpu", kDtFloat, [&](EwGraph& g, int v) { return f_elu(g, v, a, s, i); });
-  return x;
-}
-at::Tensor& elu_out(const at::Tensor& x, const c10::Scalar& a, const c10::Scalar& s, const c10::Scalar& i,
-                    at::Tensor& o) {
-  Act::run(o, x, "elu_cpu", kDtFloat, [&](EwGraph& g, int v) { return f_elu(g, v, a, s, i); });
-  return o;
+at::Tensor elu(const at::Tensor& o, const at::Tensor& x, const c10::Scalar& a, const c10::Scalar& s,
+               const c10::Scalar& i) {
+  return Act::run(o, x, "elu_cpu", kDtFloat, [&](EwGraph& g, int v) { return f_elu(g, v, a, s, i); });
 }
 
 void check_hardtanh(const at::Tensor& x, const c10::Scalar& lo, const c10::Scalar& hi) {
@@ -136,19 +94,9 @@ c10::Scalar as_dtype(const c10::Scalar& v, c10::ScalarType t) {
 int f_hardtanh(EwGraph& g, int x, const c10::Scalar& lo, const c10::Scalar& hi) {
   return g.binary(TOCL_IR_MINIMUM, g.binary(TOCL_IR_MAXIMUM, x, g.scalar(lo)), g.scalar(hi));
 }
-at::Tensor hardtanh(const at::Tensor& x, const c10::Scalar& lo, const c10::Scalar& hi) {
+at::Tensor hardtanh(const at::Tensor& o, const at::Tensor& x, const c10::Scalar& lo, const c10::Scalar& hi) {
   check_hardtanh(x, lo, hi);
-  return Act::run({}, x, "clamp_scalar_cpu", kDtNoBool, [&](EwGraph& g, int v) { return f_hardtanh(g, v, lo, hi); });
-}
-at::Tensor& hardtanh_(at::Tensor& x, const c10::Scalar& lo, const c10::Scalar& hi) {
-  check_hardtanh(x, lo, hi);
-  Act::run(x, x, "clamp_scalar_cpu", kDtNoBool, [&](EwGraph& g, int v) { return f_hardtanh(g, v, lo, hi); });
-  return x;
-}
-at::Tensor& hardtanh_out(const at::Tensor& x, const c10::Scalar& lo, const c10::Scalar& hi, at::Tensor& o) {
-  check_hardtanh(x, lo, hi);
-  Act::run(o, x, "clamp_scalar_cpu", kDtNoBool, [&](EwGraph& g, int v) { return f_hardtanh(g, v, lo, hi); });
-  return o;
+  return Act::run(o, x, "clamp_scalar_cpu", kDtNoBool, [&](EwGraph& g, int v) { return f_hardtanh(g, v, lo, hi); });
 }
 
 // hardsigmoid: min(max(x + 3, 0), 6) / 6; hardswish: x * that.
@@ -163,27 +111,15 @@ int f_hswish(EwGraph& g, int x) {
   return g.binary(TOCL_IR_DIV, g.binary(TOCL_IR_MUL, x, t), g.scalar(6));
 }
 template <int (*F)(EwGraph&, int)>
-struct Composed {
-  static at::Tensor fn(const at::Tensor& x) { return Act::run({}, x, "hardsigmoid_cpu", kDtFloat, F); }
-  static at::Tensor& inplace(at::Tensor& x) {
-    Act::run(x, x, "hardsigmoid_cpu", kDtFloat, F);
-    return x;
-  }
-  static at::Tensor& out(const at::Tensor& x, at::Tensor& o) {
-    Act::run(o, x, "hardsigmoid_cpu", kDtFloat, F);
-    return o;
-  }
-};
+at::Tensor composed(const at::Tensor& o, const at::Tensor& x) {
+  return Act::run(o, x, "hardsigmoid_cpu", kDtFloat, F);
+}
 
 int f_softplus(EwGraph& g, int x, const c10::Scalar& beta, const c10::Scalar& th) {
   return g.ternary(TOCL_IR_SOFTPLUS, x, g.scalar(beta), g.scalar(th));
 }
-at::Tensor softplus(const at::Tensor& x, const c10::Scalar& b, const c10::Scalar& t) {
-  return Act::run({}, x, "softplus_cpu", kDtFloat, [&](EwGraph& g, int v) { return f_softplus(g, v, b, t); });
-}
-at::Tensor& softplus_out(const at::Tensor& x, const c10::Scalar& b, const c10::Scalar& t, at::Tensor& o) {
-  Act::run(o, x, "softplus_cpu", kDtFloat, [&](EwGraph& g, int v) { return f_softplus(g, v, b, t); });
-  return o;
+at::Tensor softplus(const at::Tensor& o, const at::Tensor& x, const c10::Scalar& b, const c10::Scalar& t) {
+  return Act::run(o, x, "softplus_cpu", kDtFloat, [&](EwGraph& g, int v) { return f_softplus(g, v, b, t); });
 }
 
 template <tocl_ir_op OP>
@@ -192,26 +128,17 @@ struct Shrink {
     if (OP == TOCL_IR_SOFTSHRINK)
       TORCH_CHECK(l.toDouble() >= 0, "lambda must be greater or equal to 0, but found to be ", l.toDouble(), ".");
   }
-  static at::Tensor fn(const at::Tensor& x, const c10::Scalar& l) {
+  static at::Tensor fwd(const at::Tensor& o, const at::Tensor& x, const c10::Scalar& l) {
     check(l);
     c10::Scalar lt = as_dtype(l, x.scalar_type());
-    return Act::run({}, x, tocl_ir_op_name(OP), kDtFloat, [&](EwGraph& g, int v) { return g.binary(OP, v, g.scalar(lt)); });
+    return Act::run(o, x, tocl_ir_op_name(OP), kDtFloat, [&](EwGraph& g, int v) { return g.binary(OP, v, g.scalar(lt)); });
   }
-  static at::Tensor& out(const at::Tensor& x, const c10::Scalar& l, at::Tensor& o) {
-    check(l);
-    c10::Scalar lt = as_dtype(l, x.scalar_type());
-    Act::run(o, x, tocl_ir_op_name(OP), kDtFloat, [&](EwGraph& g, int v) { return g.binary(OP, v, g.scalar(lt)); });
-    return o;
-  }
-  static at::Tensor bw(const at::Tensor& gr, const at::Tensor& x, const c10::Scalar& l) {
-    return Act::run2({}, gr, x, "shrink_backward_cpu", kDtFloat,
+  static at::Tensor bwd(const at::Tensor& o, const at::Tensor& gr, const at::Tensor& x, const c10::Scalar& l) {
+    return Act::run2(o, gr, x, "shrink_backward_cpu", kDtFloat,
                      [&](EwGraph& g, int a, int b) { return g.ternary(TOCL_IR_SHRINK_BACKWARD, a, b, g.scalar(l)); });
   }
-  static at::Tensor& bw_out(const at::Tensor& gr, const at::Tensor& x, const c10::Scalar& l, at::Tensor& o) {
-    Act::run2(o, gr, x, "shrink_backward_cpu", kDtFloat,
-              [&](EwGraph& g, int a, int b) { return g.ternary(TOCL_IR_SHRINK_BACKWARD, a, b, g.scalar(l)); });
-    return o;
-  }
+  using F = Forms<fwd>;
+  using B = Forms<bwd>;
 };
 
 // threshold(x, th, value) = x <= th ? value : x (also threshold_backward with x := grad).
@@ -222,24 +149,12 @@ at::Tensor threshold_impl(const at::Tensor& out, const at::Tensor& x, const at::
     return g.ternary(TOCL_IR_WHERE, g.binary(TOCL_IR_LE, a, g.scalar(tt)), g.scalar(vt), b);
   });
 }
-at::Tensor threshold(const at::Tensor& x, const c10::Scalar& th, const c10::Scalar& v) {
-  return threshold_impl({}, x, x, th, v);
+at::Tensor threshold(const at::Tensor& o, const at::Tensor& x, const c10::Scalar& th, const c10::Scalar& v) {
+  return threshold_impl(o, x, x, th, v);
 }
-at::Tensor& threshold_(at::Tensor& x, const c10::Scalar& th, const c10::Scalar& v) {
-  threshold_impl(x, x, x, th, v);
-  return x;
-}
-at::Tensor& threshold_out(const at::Tensor& x, const c10::Scalar& th, const c10::Scalar& v, at::Tensor& o) {
-  threshold_impl(o, x, x, th, v);
-  return o;
-}
-at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& th) {
-  return threshold_impl({}, self, grad, th, 0);
-}
-at::Tensor& threshold_backward_out(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& th,
-                                   at::Tensor& o) {
-  threshold_impl(o, self, grad, th, 0);
-  return o;
+at::Tensor threshold_backward(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& self,
+                              const c10::Scalar& th) {
+  return threshold_impl(o, self, grad, th, 0);
 }
 
 // log_sigmoid_forward returns (output, buffer); the CPU's backward recomputes
@@ -260,13 +175,11 @@ std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& x) {
 
 // ------------------------------------------------------------------ backward
 
-#define TOCL_BW(NAME, CPU_NAME, BODY)                                                            \
-  at::Tensor NAME(const at::Tensor& grad, const at::Tensor& x) {                                 \
-    return Act::run2({}, grad, x, CPU_NAME, kDtFloat, [](EwGraph& g, int dy, int v) { BODY; });  \
-  }                                                                                              \
-  at::Tensor& NAME##_out(const at::Tensor& grad, const at::Tensor& x, at::Tensor& o) {           \
-    Act::run2(o, grad, x, CPU_NAME, kDtFloat, [](EwGraph& g, int dy, int v) { BODY; });          \
-    return o;                                                                                    \
+// The out form of a backward op (grad, x_or_y) -> grad_input with one
+// formula; Forms<NAME> gives its functional and .grad_input overloads.
+#define TOCL_BW(NAME, CPU_NAME, BODY)                                                               \
+  at::Tensor NAME(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& x) {               \
+    return Act::run2(o, grad, x, CPU_NAME, kDtFloat, [](EwGraph& g, int dy, int v) { BODY; });      \
   }
 
 // tanh_backward(g, y) = g * (1 - y * y); sigmoid_backward(g, y) = g * (1 - y) * y
@@ -286,29 +199,20 @@ TOCL_BW(hardswish_backward, "hardswish_backward",
         return g.ternary(TOCL_IR_WHERE, g.binary(TOCL_IR_LE, v, g.scalar(-3)), g.scalar(0), r))
 TOCL_BW(log_sigmoid_bw2, "log_sigmoid_backward_cpu", return g.binary(TOCL_IR_LOGSIGMOID_BACKWARD, dy, v))
 
-at::Tensor log_sigmoid_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor&) {
-  return log_sigmoid_bw2(grad, x);
-}
-at::Tensor& log_sigmoid_backward_out(const at::Tensor& grad, const at::Tensor& x, const at::Tensor&, at::Tensor& o) {
-  return log_sigmoid_bw2_out(grad, x, o);
+// The buffer argument is unused: the formula recomputes from x.
+at::Tensor log_sigmoid_backward(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& x, const at::Tensor&) {
+  return log_sigmoid_bw2(o, grad, x);
 }
 
-at::Tensor gelu_bw_impl(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& x, c10::string_view a) {
+at::Tensor gelu_backward(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& x, c10::string_view a) {
   TORCH_CHECK(a == "none" || a == "tanh", "approximate argument must be either none or tanh.");
   tocl_ir_op op = a == "tanh" ? TOCL_IR_GELU_TANH_BACKWARD : TOCL_IR_GELU_BACKWARD;
   return Act::run2(o, grad, x, "GeluBackwardKernelImpl", kDtFloat,
                    [&](EwGraph& g, int dy, int v) { return g.binary(op, dy, v); });
 }
-at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& x, c10::string_view a) {
-  return gelu_bw_impl({}, grad, x, a);
-}
-at::Tensor& gelu_backward_out(const at::Tensor& grad, const at::Tensor& x, c10::string_view a, at::Tensor& o) {
-  gelu_bw_impl(o, grad, x, a);
-  return o;
-}
 
-at::Tensor elu_bw_impl(const at::Tensor& o, const at::Tensor& grad, const c10::Scalar& alpha, const c10::Scalar& scale,
-                       const c10::Scalar& iscale, bool is_result, const at::Tensor& xy) {
+at::Tensor elu_backward(const at::Tensor& o, const at::Tensor& grad, const c10::Scalar& alpha, const c10::Scalar& scale,
+                        const c10::Scalar& iscale, bool is_result, const at::Tensor& xy) {
   if (is_result)
     TORCH_CHECK(alpha.toDouble() >= 0, "In-place elu backward calculation is triggered with a negative slope which is "
                 "not supported. This is caused by calling in-place forward function with a negative slope, please "
@@ -324,34 +228,17 @@ at::Tensor elu_bw_impl(const at::Tensor& o, const at::Tensor& grad, const c10::S
     return g.ternary(TOCL_IR_WHERE, g.binary(TOCL_IR_LE, v, g.scalar(0)), neg, g.binary(TOCL_IR_MUL, dy, g.scalar(scale)));
   });
 }
-at::Tensor elu_backward(const at::Tensor& grad, const c10::Scalar& a, const c10::Scalar& s, const c10::Scalar& i,
-                        bool r, const at::Tensor& xy) {
-  return elu_bw_impl({}, grad, a, s, i, r, xy);
-}
-at::Tensor& elu_backward_out(const at::Tensor& grad, const c10::Scalar& a, const c10::Scalar& s, const c10::Scalar& i,
-                             bool r, const at::Tensor& xy, at::Tensor& o) {
-  elu_bw_impl(o, grad, a, s, i, r, xy);
-  return o;
-}
 
-at::Tensor hardtanh_bw_impl(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& x, const c10::Scalar& lo,
-                            const c10::Scalar& hi) {
+at::Tensor hardtanh_backward(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& x, const c10::Scalar& lo,
+                             const c10::Scalar& hi) {
   return Act::run2(o, grad, x, "hardtanh_backward_cpu", kDtFloat, [&](EwGraph& g, int dy, int v) {
     int out = g.binary(TOCL_IR_LOGICAL_OR, g.binary(TOCL_IR_LE, v, g.scalar(lo)), g.binary(TOCL_IR_GE, v, g.scalar(hi)));
     return g.ternary(TOCL_IR_WHERE, out, g.scalar(0), dy);
   });
 }
-at::Tensor hardtanh_backward(const at::Tensor& grad, const at::Tensor& x, const c10::Scalar& lo, const c10::Scalar& hi) {
-  return hardtanh_bw_impl({}, grad, x, lo, hi);
-}
-at::Tensor& hardtanh_backward_out(const at::Tensor& grad, const at::Tensor& x, const c10::Scalar& lo,
-                                  const c10::Scalar& hi, at::Tensor& o) {
-  hardtanh_bw_impl(o, grad, x, lo, hi);
-  return o;
-}
 
-at::Tensor softplus_bw_impl(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& x, const c10::Scalar& beta,
-                            const c10::Scalar& th) {
+at::Tensor softplus_backward(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& x, const c10::Scalar& beta,
+                             const c10::Scalar& th) {
   return Act::run2(o, grad, x, "softplus_backward_cpu", kDtFloat, [&](EwGraph& g, int dy, int v) {
     int xb = g.binary(TOCL_IR_MUL, v, g.scalar(beta));
     int z = g.unary(TOCL_IR_EXP, xb);
@@ -359,17 +246,9 @@ at::Tensor softplus_bw_impl(const at::Tensor& o, const at::Tensor& grad, const a
     return g.ternary(TOCL_IR_WHERE, g.binary(TOCL_IR_GT, xb, g.scalar(th)), dy, d);
   });
 }
-at::Tensor softplus_backward(const at::Tensor& grad, const at::Tensor& x, const c10::Scalar& b, const c10::Scalar& t) {
-  return softplus_bw_impl({}, grad, x, b, t);
-}
-at::Tensor& softplus_backward_out(const at::Tensor& grad, const at::Tensor& x, const c10::Scalar& b,
-                                  const c10::Scalar& t, at::Tensor& o) {
-  softplus_bw_impl(o, grad, x, b, t);
-  return o;
-}
 
-at::Tensor leaky_bw_impl(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& x, const c10::Scalar& slope,
-                         bool is_result) {
+at::Tensor leaky_relu_backward(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& x, const c10::Scalar& slope,
+                               bool is_result) {
   TORCH_CHECK(!is_result || slope.to<double>() >= 0.0, "In-place leakyReLu backward calculation is triggered with a "
               "negative slope which is not supported. This is caused by calling in-place forward function with a "
               "negative slope, please call out-of-place version instead. File an issue at "
@@ -379,17 +258,9 @@ at::Tensor leaky_bw_impl(const at::Tensor& o, const at::Tensor& grad, const at::
     return g.ternary(TOCL_IR_WHERE, g.binary(TOCL_IR_GT, v, g.scalar(0)), dy, g.binary(TOCL_IR_MUL, dy, g.scalar(slope)));
   });
 }
-at::Tensor leaky_relu_backward(const at::Tensor& grad, const at::Tensor& x, const c10::Scalar& s, bool r) {
-  return leaky_bw_impl({}, grad, x, s, r);
-}
-at::Tensor& leaky_relu_backward_out(const at::Tensor& grad, const at::Tensor& x, const c10::Scalar& s, bool r,
-                                    at::Tensor& o) {
-  leaky_bw_impl(o, grad, x, s, r);
-  return o;
-}
 
 // logit_backward: eps < 0 (None): NaN outside [0, 1]; else 0 outside [eps, 1 - eps].
-at::Tensor logit_bw_impl(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& x, std::optional<double> eps) {
+at::Tensor logit_backward(const at::Tensor& o, const at::Tensor& grad, const at::Tensor& x, std::optional<double> eps) {
   double e = eps.value_or(-1.0);
   return Act::run2(o, grad, x, "logit_backward_cpu", kDtFloat, [&](EwGraph& g, int dy, int v) {
     int d = g.binary(TOCL_IR_DIV, dy, g.binary(TOCL_IR_MUL, v, g.binary(TOCL_IR_SUB, g.scalar(1), v)));
@@ -397,13 +268,6 @@ at::Tensor logit_bw_impl(const at::Tensor& o, const at::Tensor& grad, const at::
     int outside = g.binary(TOCL_IR_LOGICAL_OR, g.binary(TOCL_IR_LT, v, g.scalar(lo)), g.binary(TOCL_IR_GT, v, g.scalar(hi)));
     return g.ternary(TOCL_IR_WHERE, outside, g.scalar(e < 0 ? std::nan("") : 0.0), d);
   });
-}
-at::Tensor logit_backward(const at::Tensor& grad, const at::Tensor& x, std::optional<double> eps) {
-  return logit_bw_impl({}, grad, x, eps);
-}
-at::Tensor& logit_backward_out(const at::Tensor& grad, const at::Tensor& x, std::optional<double> eps, at::Tensor& o) {
-  logit_bw_impl(o, grad, x, eps);
-  return o;
 }
 
 // ------------------------------------------------------------------ glu
@@ -487,7 +351,7 @@ at::Tensor& rrelu_with_noise_out(const at::Tensor& self, at::Tensor& noise, cons
   if (!training) {
     double slope = (lower.toDouble() + upper.toDouble()) / 2;
     resize_out(out, self.sizes());
-    return leaky_relu_out(self, slope, out);
+    return Forms<leaky_relu>::out(self, slope, out);
   }
   TORCH_CHECK(self.sizes() == noise.sizes(), "noise tensor shape must match self tensor shape. Got self.shape = ",
               self.sizes(), " noise.shape = ", noise.sizes());
@@ -515,71 +379,52 @@ at::Tensor& rrelu_with_noise_(at::Tensor& self, at::Tensor& noise, const c10::Sc
 
 }  // namespace
 
+// Backward ops: NAME (functional) and NAME.grad_input (out) of Forms<NAME>.
+#define TOCL_BW_ROW(m, name)            \
+  m.impl(#name, Forms<name>::fn); \
+  TOCL_ITER_OUT(m, #name ".grad_input", Forms<name>::out)
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("relu", relu);
-  m.impl("relu_", relu_);
-  m.impl("gelu", gelu);
-  m.impl("gelu_", gelu_);
-  TOCL_ITER_OUT(m, "gelu.out", gelu_out);
-  TOCL_UNARY_ROW(m, silu, Simple<TOCL_IR_SILU>);
-  TOCL_UNARY_ROW(m, mish, Simple<TOCL_IR_MISH>);
-  m.impl("leaky_relu", leaky_relu);
-  m.impl("leaky_relu_", leaky_relu_);
-  TOCL_ITER_OUT(m, "leaky_relu.out", leaky_relu_out);
-  m.impl("elu", elu);
-  m.impl("elu_", elu_);
-  TOCL_ITER_OUT(m, "elu.out", elu_out);
-  m.impl("hardtanh", hardtanh);
-  m.impl("hardtanh_", hardtanh_);
-  TOCL_ITER_OUT(m, "hardtanh.out", hardtanh_out);
-  TOCL_UNARY_ROW(m, hardsigmoid, Composed<f_hsig>);
-  TOCL_UNARY_ROW(m, hardswish, Composed<f_hswish>);
-  m.impl("softplus", softplus);
-  TOCL_ITER_OUT(m, "softplus.out", softplus_out);
-  m.impl("softshrink", Shrink<TOCL_IR_SOFTSHRINK>::fn);
-  TOCL_ITER_OUT(m, "softshrink.out", Shrink<TOCL_IR_SOFTSHRINK>::out);
-  m.impl("hardshrink", Shrink<TOCL_IR_HARDSHRINK>::fn);
-  TOCL_ITER_OUT(m, "hardshrink.out", Shrink<TOCL_IR_HARDSHRINK>::out);
-  m.impl("softshrink_backward", Shrink<TOCL_IR_SOFTSHRINK>::bw);
-  TOCL_ITER_OUT(m, "softshrink_backward.grad_input", Shrink<TOCL_IR_SOFTSHRINK>::bw_out);
-  m.impl("hardshrink_backward", Shrink<TOCL_IR_HARDSHRINK>::bw);
-  TOCL_ITER_OUT(m, "hardshrink_backward.grad_input", Shrink<TOCL_IR_HARDSHRINK>::bw_out);
-  m.impl("threshold", threshold);
-  m.impl("threshold_", threshold_);
-  TOCL_ITER_OUT(m, "threshold.out", threshold_out);
-  m.impl("threshold_backward", threshold_backward);
-  TOCL_ITER_OUT(m, "threshold_backward.grad_input", threshold_backward_out);
+  m.impl("relu", Forms<relu>::fn);
+  m.impl("relu_", Forms<relu>::inplace);
+  TOCL_UNARY_ROW(m, gelu, Forms<gelu>);
+  TOCL_UNARY_ROW(m, leaky_relu, Forms<leaky_relu>);
+  TOCL_UNARY_ROW(m, elu, Forms<elu>);
+  TOCL_UNARY_ROW(m, hardtanh, Forms<hardtanh>);
+  TOCL_UNARY_ROW(m, hardsigmoid, Forms<composed<f_hsig>>);
+  TOCL_UNARY_ROW(m, hardswish, Forms<composed<f_hswish>>);
+  m.impl("softplus", Forms<softplus>::fn);
+  TOCL_ITER_OUT(m, "softplus.out", Forms<softplus>::out);
+  m.impl("softshrink", Shrink<TOCL_IR_SOFTSHRINK>::F::fn);
+  TOCL_ITER_OUT(m, "softshrink.out", Shrink<TOCL_IR_SOFTSHRINK>::F::out);
+  m.impl("hardshrink", Shrink<TOCL_IR_HARDSHRINK>::F::fn);
+  TOCL_ITER_OUT(m, "hardshrink.out", Shrink<TOCL_IR_HARDSHRINK>::F::out);
+  m.impl("softshrink_backward", Shrink<TOCL_IR_SOFTSHRINK>::B::fn);
+  TOCL_ITER_OUT(m, "softshrink_backward.grad_input", Shrink<TOCL_IR_SOFTSHRINK>::B::out);
+  m.impl("hardshrink_backward", Shrink<TOCL_IR_HARDSHRINK>::B::fn);
+  TOCL_ITER_OUT(m, "hardshrink_backward.grad_input", Shrink<TOCL_IR_HARDSHRINK>::B::out);
+  TOCL_UNARY_ROW(m, threshold, Forms<threshold>);
+  TOCL_BW_ROW(m, threshold_backward);
   m.impl("glu", glu);
   m.impl("glu.out", glu_out);
   m.impl("glu_backward", glu_backward);
   m.impl("glu_backward.grad_input", glu_backward_out);
   m.impl("log_sigmoid_forward", log_sigmoid_forward);
   m.impl("log_sigmoid_forward.output", log_sigmoid_forward_out);
-  m.impl("log_sigmoid_backward", log_sigmoid_backward);
-  TOCL_ITER_OUT(m, "log_sigmoid_backward.grad_input", log_sigmoid_backward_out);
-  m.impl("tanh_backward", tanh_backward);
-  TOCL_ITER_OUT(m, "tanh_backward.grad_input", tanh_backward_out);
-  m.impl("sigmoid_backward", sigmoid_backward);
-  TOCL_ITER_OUT(m, "sigmoid_backward.grad_input", sigmoid_backward_out);
+  TOCL_BW_ROW(m, log_sigmoid_backward);
+  TOCL_BW_ROW(m, tanh_backward);
+  TOCL_BW_ROW(m, sigmoid_backward);
   // The functional form too: without it the CompositeImplicitAutograd
   // decomposition runs, rounding to float16/bfloat16 between its steps.
-  m.impl("silu_backward", silu_backward);
-  TOCL_ITER_OUT(m, "silu_backward.grad_input", silu_backward_out);
-  m.impl("hardsigmoid_backward", hardsigmoid_backward);
-  TOCL_ITER_OUT(m, "hardsigmoid_backward.grad_input", hardsigmoid_backward_out);
-  m.impl("hardswish_backward", hardswish_backward);
-  m.impl("gelu_backward", gelu_backward);
-  TOCL_ITER_OUT(m, "gelu_backward.grad_input", gelu_backward_out);
-  m.impl("elu_backward", elu_backward);
-  TOCL_ITER_OUT(m, "elu_backward.grad_input", elu_backward_out);
-  m.impl("hardtanh_backward", hardtanh_backward);
-  TOCL_ITER_OUT(m, "hardtanh_backward.grad_input", hardtanh_backward_out);
-  m.impl("softplus_backward", softplus_backward);
-  TOCL_ITER_OUT(m, "softplus_backward.grad_input", softplus_backward_out);
-  m.impl("leaky_relu_backward", leaky_relu_backward);
-  TOCL_ITER_OUT(m, "leaky_relu_backward.grad_input", leaky_relu_backward_out);
-  m.impl("logit_backward", logit_backward);
-  TOCL_ITER_OUT(m, "logit_backward.grad_input", logit_backward_out);
+  TOCL_BW_ROW(m, silu_backward);
+  TOCL_BW_ROW(m, hardsigmoid_backward);
+  m.impl("hardswish_backward", Forms<hardswish_backward>::fn);
+  TOCL_BW_ROW(m, gelu_backward);
+  TOCL_BW_ROW(m, elu_backward);
+  TOCL_BW_ROW(m, hardtanh_backward);
+  TOCL_BW_ROW(m, softplus_backward);
+  TOCL_BW_ROW(m, leaky_relu_backward);
+  TOCL_BW_ROW(m, logit_backward);
   m.impl("_prelu_kernel", prelu_kernel);
   m.impl("_prelu_kernel_backward", prelu_kernel_backward);
   m.impl("rrelu_with_noise", rrelu_with_noise);

@@ -1,6 +1,8 @@
-// ocl_pointwise.h - the three overloads (functional, in-place, out=) of a
-// pointwise op generated from one iterator builder and one IR formula, so
-// each op of the pointwise library is one registration row.
+// ocl_pointwise.h - a pointwise op as one iterator builder and one IR
+// formula: dtype sets, iterator kinds, and the out-form implementations of
+// one-IR-op unary and binary ops, whose three overloads (functional,
+// in-place, out=) Forms generates. Rows of ocl_pointwise_table.cpp and the
+// hand-written ops of the other pointwise files are built from these.
 #pragma once
 
 #include <ATen/ScalarOps.h>
@@ -8,6 +10,7 @@
 #include <torch/library.h>
 
 #include "ocl_elementwise.h"
+#include "ocl_forms.h"
 #include "ocl_iter_out.h"
 
 namespace torch_ocl {
@@ -68,56 +71,40 @@ void run_op(at::TensorIteratorBase& it) {
   g.run();
 }
 
-template <tocl_ir_op OP, Iter K, unsigned D = kDtAll>
-struct Unary {
-  static at::Tensor fn(const at::Tensor& a) {
-    at::Tensor out;
-    auto it = make_iter(K, out, a);
-    run_op<OP, D>(it);
-    return it.output();
-  }
-  static at::Tensor& inplace(at::Tensor& a) {
-    auto it = make_iter(K, a, a);
-    run_op<OP, D>(it);
-    return a;
-  }
-  static at::Tensor& out(const at::Tensor& a, at::Tensor& o) {
-    auto it = make_iter(K, o, a);
-    run_op<OP, D>(it);
-    return o;
-  }
-};
+// The out-form implementations of a one-IR-op unary and binary op; Forms
+// (ocl_forms.h) makes the functional and in-place overloads from them.
+template <tocl_ir_op OP, Iter K, unsigned D>
+at::Tensor unary_impl(const at::Tensor& out, const at::Tensor& a) {
+  auto it = make_iter(K, out, a);
+  run_op<OP, D>(it);
+  return it.output();
+}
+
+template <tocl_ir_op OP, Iter K, unsigned D>
+at::Tensor binary_impl(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  auto it = make_iter(K, out, a, b);
+  run_op<OP, D>(it);
+  return it.output();
+}
 
 template <tocl_ir_op OP, Iter K, unsigned D = kDtAll>
-struct Binary {
-  static at::Tensor fn(const at::Tensor& a, const at::Tensor& b) {
-    at::Tensor out;
-    auto it = make_iter(K, out, a, b);
-    run_op<OP, D>(it);
-    return it.output();
-  }
-  static at::Tensor& inplace(at::Tensor& a, const at::Tensor& b) {
-    auto it = make_iter(K, a, a, b);
-    run_op<OP, D>(it);
-    return a;
-  }
-  static at::Tensor& out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) {
-    auto it = make_iter(K, o, a, b);
-    run_op<OP, D>(it);
-    return o;
-  }
+struct Unary : Forms<unary_impl<OP, K, D>> {};
+
+template <tocl_ir_op OP, Iter K, unsigned D = kDtAll>
+struct Binary : Forms<binary_impl<OP, K, D>> {
+  using F = Forms<binary_impl<OP, K, D>>;
   // Scalar overloads: the number becomes a wrapped 0-dim CPU tensor, which
   // takes part in type promotion as a Python number does.
-  static at::Tensor fn_s(const at::Tensor& a, const c10::Scalar& b) { return fn(a, at::native::wrapped_scalar_tensor(b)); }
+  static at::Tensor fn_s(const at::Tensor& a, const c10::Scalar& b) { return F::fn(a, at::native::wrapped_scalar_tensor(b)); }
   static at::Tensor& inplace_s(at::Tensor& a, const c10::Scalar& b) {
-    return inplace(a, at::native::wrapped_scalar_tensor(b));
+    return F::inplace(a, at::native::wrapped_scalar_tensor(b));
   }
   static at::Tensor& out_s(const at::Tensor& a, const c10::Scalar& b, at::Tensor& o) {
-    return out(a, at::native::wrapped_scalar_tensor(b), o);
+    return F::out(a, at::native::wrapped_scalar_tensor(b), o);
   }
-  static at::Tensor fn_st(const c10::Scalar& a, const at::Tensor& b) { return fn(at::native::wrapped_scalar_tensor(a), b); }
+  static at::Tensor fn_st(const c10::Scalar& a, const at::Tensor& b) { return F::fn(at::native::wrapped_scalar_tensor(a), b); }
   static at::Tensor& out_st(const c10::Scalar& a, const at::Tensor& b, at::Tensor& o) {
-    return out(at::native::wrapped_scalar_tensor(a), b, o);
+    return F::out(at::native::wrapped_scalar_tensor(a), b, o);
   }
 };
 

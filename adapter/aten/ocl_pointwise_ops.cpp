@@ -129,39 +129,23 @@ void run_clamp_scalar(at::TensorIteratorBase& it, const std::optional<c10::Scala
   g.run();
 }
 
-at::Tensor& clamp_out(const at::Tensor& self, const std::optional<c10::Scalar>& lo,
-                      const std::optional<c10::Scalar>& hi, at::Tensor& out) {
-  auto x = promote_for_clamp(self, lo, hi, out);
-  auto it = make_iter(Iter::Unary, out, x);
-  run_clamp_scalar(it, lo, hi);
-  return out;
-}
-at::Tensor clamp_fn(const at::Tensor& self, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) {
-  at::Tensor out;
+at::Tensor clamp(const at::Tensor& out, const at::Tensor& self, const std::optional<c10::Scalar>& lo,
+                 const std::optional<c10::Scalar>& hi) {
   auto x = promote_for_clamp(self, lo, hi, out);
   auto it = make_iter(Iter::Unary, out, x);
   run_clamp_scalar(it, lo, hi);
   return it.output();
 }
-at::Tensor& clamp_(at::Tensor& self, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) {
-  return clamp_out(self, lo, hi, self);
+at::Tensor clamp_min(const at::Tensor& out, const at::Tensor& s, const c10::Scalar& lo) {
+  return clamp(out, s, lo, std::nullopt);
 }
-at::Tensor clamp_min(const at::Tensor& s, const c10::Scalar& lo) { return clamp_fn(s, std::optional<c10::Scalar>(lo), std::nullopt); }
-at::Tensor& clamp_min_(at::Tensor& s, const c10::Scalar& lo) { return clamp_out(s, lo, std::nullopt, s); }
-at::Tensor& clamp_min_out(const at::Tensor& s, const c10::Scalar& lo, at::Tensor& o) {
-  return clamp_out(s, lo, std::nullopt, o);
-}
-at::Tensor clamp_max(const at::Tensor& s, const c10::Scalar& hi) {
-  return clamp_fn(s, std::optional<c10::Scalar>(), std::optional<c10::Scalar>(hi));
-}
-at::Tensor& clamp_max_(at::Tensor& s, const c10::Scalar& hi) { return clamp_out(s, std::nullopt, hi, s); }
-at::Tensor& clamp_max_out(const at::Tensor& s, const c10::Scalar& hi, at::Tensor& o) {
-  return clamp_out(s, std::nullopt, hi, o);
+at::Tensor clamp_max(const at::Tensor& out, const at::Tensor& s, const c10::Scalar& hi) {
+  return clamp(out, s, std::nullopt, hi);
 }
 
 // Tensor bounds: one iterator over self and the given bounds.
-at::Tensor clamp_t_impl(const at::Tensor& self, const std::optional<at::Tensor>& lo,
-                        const std::optional<at::Tensor>& hi, const at::Tensor& out_arg) {
+at::Tensor clamp_t(const at::Tensor& out_arg, const at::Tensor& self, const std::optional<at::Tensor>& lo,
+                   const std::optional<at::Tensor>& hi) {
   bool has_lo = lo.has_value() && lo->defined(), has_hi = hi.has_value() && hi->defined();
   TORCH_CHECK(has_lo || has_hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
   at::Tensor out = out_arg;
@@ -188,28 +172,13 @@ at::Tensor clamp_t_impl(const at::Tensor& self, const std::optional<at::Tensor>&
   g.run();
   return it.output();
 }
-at::Tensor clamp_t(const at::Tensor& s, const std::optional<at::Tensor>& lo, const std::optional<at::Tensor>& hi) {
-  return clamp_t_impl(s, lo, hi, at::Tensor());
-}
-at::Tensor& clamp_t_(at::Tensor& s, const std::optional<at::Tensor>& lo, const std::optional<at::Tensor>& hi) {
-  clamp_t_impl(s, lo, hi, s);
-  return s;
-}
-at::Tensor& clamp_t_out(const at::Tensor& s, const std::optional<at::Tensor>& lo, const std::optional<at::Tensor>& hi,
-                        at::Tensor& o) {
-  clamp_t_impl(s, lo, hi, o);
-  return o;
-}
-
-template <tocl_ir_op OP>
-struct ClampT {  // clamp_min.Tensor / clamp_max.Tensor: a binary op
-  using B = Binary<OP, Iter::Binary, kDtAll>;
-};
+// clamp_min.Tensor and clamp_max.Tensor are one binary op each: rows of
+// ocl_pointwise_table.cpp.
 
 // ------------------------------------------------------------------ lerp
 
-at::Tensor lerp_impl(const at::Tensor& self, const at::Tensor& end, const at::Tensor* weight, const c10::Scalar* w,
-                     const at::Tensor& out_arg) {
+at::Tensor lerp_impl(const at::Tensor& out_arg, const at::Tensor& self, const at::Tensor& end, const at::Tensor* weight,
+                     const c10::Scalar* w) {
   TORCH_CHECK(self.dtype() == end.dtype(), "expected dtype ", self.dtype(), " for `end` but got dtype ", end.dtype());
   at::Tensor out = out_arg;
   at::TensorIterator it;
@@ -229,34 +198,18 @@ at::Tensor lerp_impl(const at::Tensor& self, const at::Tensor& end, const at::Te
   g.run();
   return it.output();
 }
-at::Tensor lerp_s(const at::Tensor& s, const at::Tensor& e, const c10::Scalar& w) {
-  return lerp_impl(s, e, nullptr, &w, at::Tensor());
+at::Tensor lerp_s(const at::Tensor& o, const at::Tensor& s, const at::Tensor& e, const c10::Scalar& w) {
+  return lerp_impl(o, s, e, nullptr, &w);
 }
-at::Tensor& lerp_s_(at::Tensor& s, const at::Tensor& e, const c10::Scalar& w) {
-  lerp_impl(s, e, nullptr, &w, s);
-  return s;
-}
-at::Tensor& lerp_s_out(const at::Tensor& s, const at::Tensor& e, const c10::Scalar& w, at::Tensor& o) {
-  lerp_impl(s, e, nullptr, &w, o);
-  return o;
-}
-at::Tensor lerp_t(const at::Tensor& s, const at::Tensor& e, const at::Tensor& w) {
-  return lerp_impl(s, e, &w, nullptr, at::Tensor());
-}
-at::Tensor& lerp_t_(at::Tensor& s, const at::Tensor& e, const at::Tensor& w) {
-  lerp_impl(s, e, &w, nullptr, s);
-  return s;
-}
-at::Tensor& lerp_t_out(const at::Tensor& s, const at::Tensor& e, const at::Tensor& w, at::Tensor& o) {
-  lerp_impl(s, e, &w, nullptr, o);
-  return o;
+at::Tensor lerp_t(const at::Tensor& o, const at::Tensor& s, const at::Tensor& e, const at::Tensor& w) {
+  return lerp_impl(o, s, e, &w, nullptr);
 }
 
 // ------------------------------------------------------------------ addcmul / addcdiv
 
 template <bool DIV>
-at::Tensor addc_impl(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& value,
-                     const at::Tensor& out_arg) {
+at::Tensor addc(const at::Tensor& out_arg, const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                const c10::Scalar& value) {
   if (DIV && c10::isIntegralType(t1.scalar_type(), true) && c10::isIntegralType(t2.scalar_type(), true)) {
     TORCH_CHECK(false, "Integer division with addcdiv is no longer supported, and in a future  ",
                 "release addcdiv will perform a true division of tensor1 and tensor2. ",
@@ -281,21 +234,6 @@ at::Tensor addc_impl(const at::Tensor& self, const at::Tensor& t1, const at::Ten
   g.run();
   return it.output();
 }
-template <bool DIV>
-struct Addc {
-  static at::Tensor fn(const at::Tensor& s, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& v) {
-    return addc_impl<DIV>(s, a, b, v, at::Tensor());
-  }
-  static at::Tensor& inplace(at::Tensor& s, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& v) {
-    addc_impl<DIV>(s, a, b, v, s);
-    return s;
-  }
-  static at::Tensor& out(const at::Tensor& s, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& v,
-                         at::Tensor& o) {
-    addc_impl<DIV>(s, a, b, v, o);
-    return o;
-  }
-};
 
 }  // namespace
 
@@ -304,28 +242,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("where.self_out", where_out);
   m.impl("masked_fill_.Scalar", masked_fill_scalar);
   m.impl("masked_fill_.Tensor", masked_fill_tensor);
-  m.impl("clamp", clamp_fn);
-  m.impl("clamp_", clamp_);
-  TOCL_ITER_OUT(m, "clamp.out", clamp_out);
-  m.impl("clamp.Tensor", clamp_t);
-  m.impl("clamp_.Tensor", clamp_t_);
-  TOCL_ITER_OUT(m, "clamp.Tensor_out", clamp_t_out);
-  m.impl("clamp_min", clamp_min);
-  m.impl("clamp_min_", clamp_min_);
-  TOCL_ITER_OUT(m, "clamp_min.out", clamp_min_out);
-  m.impl("clamp_max", clamp_max);
-  m.impl("clamp_max_", clamp_max_);
-  TOCL_ITER_OUT(m, "clamp_max.out", clamp_max_out);
-  TOCL_BINARY_ROW(m, clamp_min, "Tensor_out", ClampT<TOCL_IR_MAXIMUM>::B);
-  TOCL_BINARY_ROW(m, clamp_max, "Tensor_out", ClampT<TOCL_IR_MINIMUM>::B);
-  m.impl("lerp.Scalar", lerp_s);
-  m.impl("lerp_.Scalar", lerp_s_);
-  TOCL_ITER_OUT(m, "lerp.Scalar_out", lerp_s_out);
-  m.impl("lerp.Tensor", lerp_t);
-  m.impl("lerp_.Tensor", lerp_t_);
-  TOCL_ITER_OUT(m, "lerp.Tensor_out", lerp_t_out);
-  TOCL_UNARY_ROW(m, addcmul, Addc<false>);
-  TOCL_UNARY_ROW(m, addcdiv, Addc<true>);
+  TOCL_UNARY_ROW(m, clamp, Forms<clamp>);
+  m.impl("clamp.Tensor", Forms<clamp_t>::fn);
+  m.impl("clamp_.Tensor", Forms<clamp_t>::inplace);
+  TOCL_ITER_OUT(m, "clamp.Tensor_out", Forms<clamp_t>::out);
+  TOCL_UNARY_ROW(m, clamp_min, Forms<clamp_min>);
+  TOCL_UNARY_ROW(m, clamp_max, Forms<clamp_max>);
+  m.impl("lerp.Scalar", Forms<lerp_s>::fn);
+  m.impl("lerp_.Scalar", Forms<lerp_s>::inplace);
+  TOCL_ITER_OUT(m, "lerp.Scalar_out", Forms<lerp_s>::out);
+  m.impl("lerp.Tensor", Forms<lerp_t>::fn);
+  m.impl("lerp_.Tensor", Forms<lerp_t>::inplace);
+  TOCL_ITER_OUT(m, "lerp.Tensor_out", Forms<lerp_t>::out);
+  TOCL_UNARY_ROW(m, addcmul, Forms<addc<false>>);
+  TOCL_UNARY_ROW(m, addcdiv, Forms<addc<true>>);
 }
 
 }  // namespace torch_ocl

@@ -1,107 +1,27 @@
-// ocl_pool_ops.cpp - max/avg/adaptive pooling and nearest/linear/bicubic
-// upsampling, forward and backward, on runtime/ops/{pool,upsample}.c.
-// Argument checks and output shapes come from ATen's own helpers (Pool.h,
-// UpSample.h), so messages match the CPU's. Operands are made dense here;
-// outputs keep the input's suggested memory format (channels_last stays
-// channels_last). Integer pooling/nearest inputs, which the kernels do not
+// ocl_pool_ops.cpp - max/avg/adaptive pooling, forward and backward, on
+// runtime/ops/pool.c. Argument checks and output shapes come from ATen's own
+// helpers (Pool.h, AdaptivePooling.h), so messages match the CPU's. Operands are
+// made dense here; outputs keep the input's suggested memory format
+// (channels_last stays channels_last). Integer inputs, which the kernels do not
 // cover, take a counted CPU route (fallback.h).
 #include <ATen/native/AdaptivePooling.h>
 #include <ATen/native/Pool.h>
 #include <ATen/native/Resize.h>
-#include <ATen/native/UpSample.h>
 #include <ATen/ops/avg_pool2d.h>
 #include <ATen/ops/avg_pool3d.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/max_pool2d_with_indices.h>
 #include <ATen/ops/max_pool3d_with_indices.h>
-#include <ATen/ops/upsample_nearest1d.h>
-#include <ATen/ops/upsample_nearest2d.h>
-#include <ATen/ops/upsample_nearest3d.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
-#include <array>
-
-#include "fallback.h"
-#include "ocl_common.h"
+#include "ocl_pool_util.h"
 #include "tocl/pool.h"
 
 namespace torch_ocl {
 namespace {
 
-using OptD = std::optional<double>;
-using OptI = std::optional<int64_t>;
-using Arr3 = std::array<int64_t, 3>;
-
-int dev_of(const at::Tensor& t) { return t.device().index(); }
-int stream_of(const at::Tensor& t) { return tocl_stream_current(dev_of(t)); }
-
-// Last n sizes of t right-aligned into {D, H, W} (leading 1s); nc := the rest.
-Arr3 spatial(at::IntArrayRef sizes, int n, int64_t* nc) {
-  Arr3 s{1, 1, 1};
-  int64_t lead = 1;
-  int nd = static_cast<int>(sizes.size());
-  for (int i = 0; i < nd - n; i++)
-    lead *= sizes[i];
-  for (int i = 0; i < n; i++)
-    s[3 - n + i] = sizes[nd - n + i];
-  if (nc)
-    *nc = lead;
-  return s;
-}
-
-// x's sizes with the last n replaced by o.
-std::vector<int64_t> with_spatial(at::IntArrayRef sizes, int n, at::IntArrayRef o) {
-  std::vector<int64_t> v(sizes.begin(), sizes.end());
-  for (int i = 0; i < n; i++)
-    v[v.size() - n + i] = o[i];
-  return v;
-}
-
-// Memory format of outputs: the input's when it is batched (4-d/5-d).
-at::MemoryFormat fmt_of(const at::Tensor& x) {
-  return x.dim() == 4 || x.dim() == 5 ? x.suggest_memory_format() : at::MemoryFormat::Contiguous;
-}
-
-// Dense destination: t itself, or a contiguous temporary copied back by done().
-struct Dense {
-  at::Tensor& dst;
-  at::Tensor tmp;
-  explicit Dense(at::Tensor& t) : dst(t), tmp(t.is_contiguous() ? t : at::empty(t.sizes(), t.options())) {}
-  tocl_tensor tt() const { return to_tocl_tensor(tmp); }
-  void done() {
-    if (!tmp.is_same(dst))
-      dst.copy_(tmp);
-  }
-};
-
-void resize_fmt(at::Tensor& out, at::IntArrayRef sizes, at::MemoryFormat fmt) {
-  if (resize_out(out, sizes) && fmt != at::MemoryFormat::Contiguous)
-    out.unsafeGetTensorImpl()->empty_tensor_restride(fmt);
-}
-
-void check_float(const at::Tensor& t, const char* op) {
-  TORCH_CHECK(at::isFloatingType(t.scalar_type()), "\"", op, "\" not implemented for '",
-              c10::toString(t.scalar_type()), "'");
-}
-
-// Integer inputs: run on the CPU (counted and governed by the fallback
-// policy, as the boxed fallback would) and copy into the outputs.
-template <class F>
-bool cpu_route(const char* name, const at::Tensor& input, std::initializer_list<at::Tensor*> outs, F&& f) {
-  if (at::isFloatingType(input.scalar_type()))
-    return false;
-  note_fallback(name);
-  auto res = f(input.cpu());
-  size_t i = 0;
-  for (at::Tensor* o : outs) {
-    const at::Tensor& r = i == 0 ? std::get<0>(res) : std::get<1>(res);
-    resize_out(*o, r.sizes());
-    o->copy_(r);
-    i++;
-  }
-  return true;
-}
+using namespace pool_util;
 
 // ------------------------------------------------------------------ windows
 
@@ -443,162 +363,7 @@ at::Tensor adaptive_max_backward(const at::Tensor& grad, const at::Tensor& self,
   return adaptive_max_backward_out<N>(grad, self, indices, gi);
 }
 
-// ------------------------------------------------------------------ upsample
-
-// Full output sizes [N, C, spatial...] with the CPU's checks.
-std::vector<int64_t> up_check(at::IntArrayRef input_size, at::IntArrayRef output_size, int n) {
-  if (n == 1) {
-    auto a = at::native::upsample_1d_common_check(input_size, output_size);
-    return {a.begin(), a.end()};
-  }
-  if (n == 2) {
-    auto a = at::native::upsample_2d_common_check(input_size, output_size);
-    return {a.begin(), a.end()};
-  }
-  auto a = at::native::upsample_3d_common_check(input_size, output_size);
-  return {a.begin(), a.end()};
-}
-
-tocl_upsample_desc up_desc(tocl_upsample_mode mode, bool align, at::IntArrayRef input_size,
-                           at::IntArrayRef output_size, int n, const std::array<OptD, 3>& scales) {
-  tocl_upsample_desc d{};
-  d.mode = mode;
-  d.align_corners = align;
-  Arr3 in = spatial(input_size, n, &d.nc);
-  for (int j = 0; j < 3; j++) {
-    d.in[j] = in[j];
-    d.out[j] = j < 3 - n ? 1 : output_size[j - (3 - n)];
-    const OptD& s = j < 3 - n ? OptD() : scales[j - (3 - n)];
-    d.scales[j] = s.has_value() ? *s : 0;
-  }
-  return d;
-}
-
-const char* up_op(tocl_upsample_mode m, int n) {
-  static const char* names[4][3] = {
-      {"upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d"},
-      {"_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d"},
-      {"upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d"},
-      {"upsample_bicubic2d", "upsample_bicubic2d", "upsample_bicubic2d"}};
-  return names[m][n - 1];
-}
-
-template <tocl_upsample_mode M, int N>
-at::Tensor& up_forward(const at::Tensor& self, at::IntArrayRef output_size, bool align,
-                       const std::array<OptD, 3>& scales, at::Tensor& out) {
-  const char* op = up_op(M, N);
-  auto full = up_check(self.sizes(), output_size, N);
-  TORCH_CHECK(self.numel() != 0 || c10::multiply_integers(self.sizes().begin() + 1, self.sizes().end()),
-              "Non-empty ", N + 2, "D data tensor expected but got a tensor with sizes ", self.sizes());
-  if (M == TOCL_UPSAMPLE_NEAREST &&
-      cpu_route(op, self, {&out}, [&](const at::Tensor& c) {
-        at::Tensor r = N == 1   ? at::upsample_nearest1d(c, output_size, scales[0])
-                       : N == 2 ? at::upsample_nearest2d(c, output_size, scales[0], scales[1])
-                                : at::upsample_nearest3d(c, output_size, scales[0], scales[1], scales[2]);
-        return std::make_tuple(r, r);
-      }))
-    return out;
-  check_float(self, op);
-  TORCH_CHECK(out.scalar_type() == self.scalar_type(), op, ": expected out dtype ", self.scalar_type(), ", got ",
-              out.scalar_type());
-  resize_fmt(out, full, self.suggest_memory_format());
-  if (out.numel() == 0)
-    return out;
-  tocl_upsample_desc d = up_desc(M, align, self.sizes(), output_size, N, scales);
-  c10::DeviceGuard guard(self.device());
-  at::Tensor x = self.contiguous();
-  Dense y(out);
-  tocl_tensor tx = to_tocl_tensor(x), ty = y.tt();
-  TOCL_CHECK(tocl_upsample_forward(dev_of(x), stream_of(x), &d, &tx, &ty));
-  y.done();
-  return out;
-}
-
-template <tocl_upsample_mode M, int N>
-at::Tensor& up_backward(const at::Tensor& grad, at::IntArrayRef output_size, at::IntArrayRef input_size, bool align,
-                        const std::array<OptD, 3>& scales, at::Tensor& grad_input) {
-  const char* op = up_op(M, N);
-  auto full = up_check(input_size, output_size, N);
-  TORCH_CHECK(grad.dim() == N + 2, "Expected grad_output to be a tensor of dimension ", N + 2,
-              " but got: dimension ", grad.dim());
-  for (int i = 0; i < N + 2; i++)
-    TORCH_CHECK(grad.size(i) == full[i], "Expected grad_output to have the same shape as output;", " output.size(",
-                i, ") = ", full[i], " but got grad_output.size(", i, ") = ", grad.size(i));
-  check_float(grad, op);
-  TORCH_CHECK(grad_input.scalar_type() == grad.scalar_type(), op, ": expected grad_input dtype ",
-              grad.scalar_type(), ", got ", grad_input.scalar_type());
-  resize_out(grad_input, input_size);
-  if (grad_input.numel() == 0)
-    return grad_input;
-  tocl_upsample_desc d = up_desc(M, align, input_size, output_size, N, scales);
-  c10::DeviceGuard guard(grad.device());
-  at::Tensor g = grad.contiguous();
-  Dense z(grad_input);
-  tocl_tensor tg = to_tocl_tensor(g), tz = z.tt();
-  TOCL_CHECK(tocl_upsample_backward(dev_of(g), stream_of(g), &d, &tg, &tz));
-  z.done();
-  return grad_input;
-}
-
-// Schema adapters: nearest ops take (..., scales...), linear/cubic ops
-// (..., align_corners, scales...); each has a functional and an out form.
-template <tocl_upsample_mode M, int N, class... S>
-at::Tensor near_fwd(const at::Tensor& self, at::IntArrayRef osz, S... s) {
-  at::Tensor out = at::empty({0}, self.options());
-  return up_forward<M, N>(self, osz, false, {s...}, out);
-}
-template <tocl_upsample_mode M, int N, class... S>
-at::Tensor& near_fwd_out(const at::Tensor& self, at::IntArrayRef osz, S... s, at::Tensor& out) {
-  return up_forward<M, N>(self, osz, false, {s...}, out);
-}
-template <tocl_upsample_mode M, int N, class... S>
-at::Tensor near_bwd(const at::Tensor& g, at::IntArrayRef osz, at::IntArrayRef isz, S... s) {
-  at::Tensor gi = at::empty({0}, g.options());
-  return up_backward<M, N>(g, osz, isz, false, {s...}, gi);
-}
-template <tocl_upsample_mode M, int N, class... S>
-at::Tensor& near_bwd_out(const at::Tensor& g, at::IntArrayRef osz, at::IntArrayRef isz, S... s, at::Tensor& gi) {
-  return up_backward<M, N>(g, osz, isz, false, {s...}, gi);
-}
-template <tocl_upsample_mode M, int N, class... S>
-at::Tensor interp_fwd(const at::Tensor& self, at::IntArrayRef osz, bool align, S... s) {
-  at::Tensor out = at::empty({0}, self.options());
-  return up_forward<M, N>(self, osz, align, {s...}, out);
-}
-template <tocl_upsample_mode M, int N, class... S>
-at::Tensor& interp_fwd_out(const at::Tensor& self, at::IntArrayRef osz, bool align, S... s, at::Tensor& out) {
-  return up_forward<M, N>(self, osz, align, {s...}, out);
-}
-template <tocl_upsample_mode M, int N, class... S>
-at::Tensor interp_bwd(const at::Tensor& g, at::IntArrayRef osz, at::IntArrayRef isz, bool align, S... s) {
-  at::Tensor gi = at::empty({0}, g.options());
-  return up_backward<M, N>(g, osz, isz, align, {s...}, gi);
-}
-template <tocl_upsample_mode M, int N, class... S>
-at::Tensor& interp_bwd_out(const at::Tensor& g, at::IntArrayRef osz, at::IntArrayRef isz, bool align, S... s,
-                           at::Tensor& gi) {
-  return up_backward<M, N>(g, osz, isz, align, {s...}, gi);
-}
-
-constexpr auto NEAR = TOCL_UPSAMPLE_NEAREST;
-constexpr auto EXACT = TOCL_UPSAMPLE_NEAREST_EXACT;
-constexpr auto LIN = TOCL_UPSAMPLE_LINEAR;
-constexpr auto CUB = TOCL_UPSAMPLE_CUBIC;
-
 }  // namespace
-
-// Register a nearest/linear op family (functional, out, backward, grad_input)
-// whose scales are S... (one optional<double> per spatial dim).
-#define TOCL_UP_NEAR(m, name, M, N, ...)                                  \
-  m.impl(name, near_fwd<M, N, __VA_ARGS__>);                              \
-  m.impl(name ".out", near_fwd_out<M, N, __VA_ARGS__>);                   \
-  m.impl(name "_backward", near_bwd<M, N, __VA_ARGS__>);                  \
-  m.impl(name "_backward.grad_input", near_bwd_out<M, N, __VA_ARGS__>)
-#define TOCL_UP_INTERP(m, name, M, N, ...)                                \
-  m.impl(name, interp_fwd<M, N, __VA_ARGS__>);                            \
-  m.impl(name ".out", interp_fwd_out<M, N, __VA_ARGS__>);                 \
-  m.impl(name "_backward", interp_bwd<M, N, __VA_ARGS__>);                \
-  m.impl(name "_backward.grad_input", interp_bwd_out<M, N, __VA_ARGS__>)
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max_pool2d_with_indices", max_pool<2>);
@@ -632,16 +397,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("adaptive_max_pool3d.out", adaptive_max_out<3>);
   m.impl("adaptive_max_pool3d_backward", adaptive_max_backward<3>);
   m.impl("adaptive_max_pool3d_backward.grad_input", adaptive_max_backward_out<3>);
-  TOCL_UP_NEAR(m, "upsample_nearest1d", NEAR, 1, OptD);
-  TOCL_UP_NEAR(m, "upsample_nearest2d", NEAR, 2, OptD, OptD);
-  TOCL_UP_NEAR(m, "upsample_nearest3d", NEAR, 3, OptD, OptD, OptD);
-  TOCL_UP_NEAR(m, "_upsample_nearest_exact1d", EXACT, 1, OptD);
-  TOCL_UP_NEAR(m, "_upsample_nearest_exact2d", EXACT, 2, OptD, OptD);
-  TOCL_UP_NEAR(m, "_upsample_nearest_exact3d", EXACT, 3, OptD, OptD, OptD);
-  TOCL_UP_INTERP(m, "upsample_linear1d", LIN, 1, OptD);
-  TOCL_UP_INTERP(m, "upsample_bilinear2d", LIN, 2, OptD, OptD);
-  TOCL_UP_INTERP(m, "upsample_bicubic2d", CUB, 2, OptD, OptD);
-  TOCL_UP_INTERP(m, "upsample_trilinear3d", LIN, 3, OptD, OptD, OptD);
 }
 
 }  // namespace torch_ocl

@@ -1,5 +1,7 @@
-// ocl_unary_ops.cpp - unary math, rounding and float-class predicates as rows
-// over the IR engine (runtime/codegen/ir_ops.c holds every formula).
+// ocl_unary_ops.cpp - the unary ops that are more than one IR op (neg with
+// its bool check, round with decimals, logit, float-class predicates,
+// logical_not, nan_to_num) over the IR engine; the one-IR-op unary ops are rows of
+// ocl_pointwise_table.cpp (runtime/codegen/ir_ops.c holds every formula).
 #include <ATen/native/Resize.h>
 #include <cmath>
 #include <limits>
@@ -29,21 +31,10 @@ void run_round_decimals(at::TensorIteratorBase& it, int64_t decimals) {
   g.run();
 }
 
-at::Tensor round_dec(const at::Tensor& a, int64_t d) {
-  at::Tensor out;
+at::Tensor round_dec(const at::Tensor& out, const at::Tensor& a, int64_t d) {
   auto it = make_iter(I::Unary, out, a);
   run_round_decimals(it, d);
   return it.output();
-}
-at::Tensor& round_dec_(at::Tensor& a, int64_t d) {
-  auto it = make_iter(I::Unary, a, a);
-  run_round_decimals(it, d);
-  return a;
-}
-at::Tensor& round_dec_out(const at::Tensor& a, int64_t d, at::Tensor& o) {
-  auto it = make_iter(I::Unary, o, a);
-  run_round_decimals(it, d);
-  return o;
 }
 
 // logit(x, eps): log(x / (1 - x)) of x clamped to [eps, 1 - eps] when eps is given.
@@ -57,44 +48,35 @@ void run_logit(at::TensorIteratorBase& it, std::optional<double> eps) {
   g.output(0, g.unary(TOCL_IR_LOG, g.binary(TOCL_IR_DIV, x, g.binary(TOCL_IR_SUB, one, x))));
   g.run();
 }
-at::Tensor logit(const at::Tensor& a, std::optional<double> eps) {
-  at::Tensor out;
+at::Tensor logit(const at::Tensor& out, const at::Tensor& a, std::optional<double> eps) {
   auto it = make_iter(I::UnaryFloat, out, a);
   run_logit(it, eps);
   return it.output();
 }
-at::Tensor& logit_(at::Tensor& a, std::optional<double> eps) {
-  auto it = make_iter(I::UnaryFloat, a, a);
-  run_logit(it, eps);
-  return a;
-}
-at::Tensor& logit_out(const at::Tensor& a, std::optional<double> eps, at::Tensor& o) {
-  auto it = make_iter(I::UnaryFloat, o, a);
-  run_logit(it, eps);
-  return o;
-}
 
 // Predicates with a bool result: isnan, isposinf, isneginf, signbit.
+// The op reads its input in its own dtype; a given out must be bool.
 template <tocl_ir_op OP>
-struct Predicate {
-  static void run(at::TensorIteratorBase& it) {
-    EwGraph g(it, it.input_dtype(0));
-    g.output(0, g.unary(OP, g.raw_input(0)));
-    g.run();
-  }
-  static at::Tensor fn(const at::Tensor& a) {
-    at::Tensor out;
-    auto it = make_iter(I::UnaryBool, out, a);
-    run(it);
-    return it.output();
-  }
-  static at::Tensor& out(const at::Tensor& a, at::Tensor& o) {
-    TORCH_CHECK(o.scalar_type() == at::kBool, tocl_ir_op_name(OP), " does not support non-boolean outputs.");
-    auto it = make_iter(I::UnaryBool, o, a);
-    run(it);
-    return o;
-  }
-};
+at::Tensor predicate(const at::Tensor& out, const at::Tensor& a) {
+  if (out.defined())
+    TORCH_CHECK(out.scalar_type() == at::kBool, tocl_ir_op_name(OP), " does not support non-boolean outputs.");
+  auto it = make_iter(I::UnaryBool, out, a);
+  EwGraph g(it, it.input_dtype(0));
+  g.output(0, g.unary(OP, g.raw_input(0)));
+  g.run();
+  return it.output();
+}
+template <tocl_ir_op OP>
+using Predicate = Forms<predicate<OP>>;
+
+// logical_not: the result is 0/1 in the output's dtype, any input dtype.
+at::Tensor& logical_not_out(const at::Tensor& self, at::Tensor& result) {
+  auto it = at::TensorIteratorConfig().check_all_same_dtype(false).add_output(result).add_const_input(self).build();
+  EwGraph g(it, it.input_dtype(0));
+  g.output(0, g.unary(TOCL_IR_LOGICAL_NOT, g.raw_input(0)));
+  g.run();
+  return result;
+}
 
 // nan_to_num: NaN, +inf and -inf replaced (defaults: 0, the dtype's max and lowest).
 at::Tensor& nan_to_num_out(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
@@ -125,75 +107,22 @@ at::Tensor& nan_to_num_out(const at::Tensor& self, std::optional<double> nan, st
   return result;
 }
 
-using Neg = Unary<TOCL_IR_NEG, I::Unary, kDtNoBool>;
-at::Tensor neg(const at::Tensor& a) {
+at::Tensor neg(const at::Tensor& out, const at::Tensor& a) {
   TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() != at::kBool, "Negation, the `-` operator, on a bool tensor is not supported. "
               "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-  return Neg::fn(a);
-}
-at::Tensor& neg_(at::Tensor& a) {
-  TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() != at::kBool, "Negation, the `-` operator, on a bool tensor is not supported. "
-              "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-  return Neg::inplace(a);
-}
-at::Tensor& neg_out(const at::Tensor& a, at::Tensor& o) {
-  TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() != at::kBool, "Negation, the `-` operator, on a bool tensor is not supported. "
-              "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-  return Neg::out(a, o);
+  return unary_impl<TOCL_IR_NEG, I::Unary, kDtNoBool>(out, a);
 }
 
-using BitNot = Unary<TOCL_IR_BITWISE_NOT, I::Unary, kDtInt | kDtBool>;
-using Abs = Unary<TOCL_IR_ABS, I::Unary, kDtNoBool>;
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("neg", neg);
-  m.impl("neg_", neg_);
-  TOCL_ITER_OUT(m, "neg.out", neg_out);
-  TOCL_ITER_OUT(m, "abs.out", Abs::out);  // abs / abs_ decompose into abs.out
-  TOCL_UNARY_ROW(m, sign, Unary<TOCL_IR_SIGN, I::Unary>);
-  TOCL_UNARY_ROW(m, sgn, Unary<TOCL_IR_SIGN, I::Unary>);
-  TOCL_UNARY_ROW(m, reciprocal, Unary<TOCL_IR_RECIPROCAL, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, sqrt, Unary<TOCL_IR_SQRT, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, rsqrt, Unary<TOCL_IR_RSQRT, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, exp, Unary<TOCL_IR_EXP, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, exp2, Unary<TOCL_IR_EXP2, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, expm1, Unary<TOCL_IR_EXPM1, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, log, Unary<TOCL_IR_LOG, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, log2, Unary<TOCL_IR_LOG2, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, log10, Unary<TOCL_IR_LOG10, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, log1p, Unary<TOCL_IR_LOG1P, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, sin, Unary<TOCL_IR_SIN, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, cos, Unary<TOCL_IR_COS, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, tan, Unary<TOCL_IR_TAN, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, asin, Unary<TOCL_IR_ASIN, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, acos, Unary<TOCL_IR_ACOS, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, atan, Unary<TOCL_IR_ATAN, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, sinh, Unary<TOCL_IR_SINH, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, cosh, Unary<TOCL_IR_COSH, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, tanh, Unary<TOCL_IR_TANH, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, asinh, Unary<TOCL_IR_ASINH, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, acosh, Unary<TOCL_IR_ACOSH, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, atanh, Unary<TOCL_IR_ATANH, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, erf, Unary<TOCL_IR_ERF, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, erfc, Unary<TOCL_IR_ERFC, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, erfinv, Unary<TOCL_IR_ERFINV, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, lgamma, Unary<TOCL_IR_LGAMMA, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, digamma, Unary<TOCL_IR_DIGAMMA, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, sigmoid, Unary<TOCL_IR_SIGMOID, I::UnaryFloat>);
-  TOCL_UNARY_ROW(m, floor, Unary<TOCL_IR_FLOOR, I::Unary, kDtNoBool>);
-  TOCL_UNARY_ROW(m, ceil, Unary<TOCL_IR_CEIL, I::Unary, kDtNoBool>);
-  TOCL_UNARY_ROW(m, round, Unary<TOCL_IR_ROUND, I::Unary, kDtNoBool>);
-  TOCL_UNARY_ROW(m, trunc, Unary<TOCL_IR_TRUNC, I::Unary, kDtNoBool>);
-  TOCL_UNARY_ROW(m, frac, Unary<TOCL_IR_FRAC, I::Unary, kDtFloat>);
-  TOCL_UNARY_ROW(m, bitwise_not, BitNot);
-  m.impl("round.decimals", round_dec);
-  m.impl("round_.decimals", round_dec_);
-  TOCL_ITER_OUT(m, "round.decimals_out", round_dec_out);
-  m.impl("logit", logit);
-  m.impl("logit_", logit_);
-  TOCL_ITER_OUT(m, "logit.out", logit_out);
+  // The one-IR-op unary ops are rows of ocl_pointwise_table.cpp.
+  TOCL_UNARY_ROW(m, neg, Forms<neg>);
+  m.impl("round.decimals", Forms<round_dec>::fn);
+  m.impl("round_.decimals", Forms<round_dec>::inplace);
+  TOCL_ITER_OUT(m, "round.decimals_out", Forms<round_dec>::out);
+  TOCL_UNARY_ROW(m, logit, Forms<logit>);
   m.impl("isnan", Predicate<TOCL_IR_ISNAN>::fn);
   m.impl("isposinf", Predicate<TOCL_IR_ISPOSINF>::fn);
   TOCL_ITER_OUT(m, "isposinf.out", Predicate<TOCL_IR_ISPOSINF>::out);
@@ -202,6 +131,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("signbit", Predicate<TOCL_IR_SIGNBIT>::fn);
   TOCL_ITER_OUT(m, "signbit.out", Predicate<TOCL_IR_SIGNBIT>::out);
   m.impl("nan_to_num.out", nan_to_num_out);
+  // logical_not's functional and in-place forms decompose into .out.
+  TOCL_ITER_OUT(m, "logical_not.out", logical_not_out);
 }
 
 }  // namespace torch_ocl

@@ -2,7 +2,7 @@
 gradients through autograd, batch-norm running statistics, error messages.
 
 Kernels: kernels/softmax.cl, norm.cl, loss.cl (runtime/ops/{softmax,norm,loss}.c,
-adapter/aten/ocl_nn_ops.cpp)."""
+adapter/aten/ocl_{softmax,norm,loss}_ops.cpp)."""
 
 import pytest
 import torch
