@@ -6,10 +6,9 @@
  * Times are nanoseconds since the Unix epoch (CLOCK_REALTIME), the clock
  * PyTorch's profiler and Kineto use. OpenCL profiling counters have their
  * own origin (PoCL reports no host timer), so tocl_trace_begin calibrates
- * each device with a marker: the marker's CL_PROFILING_COMMAND_QUEUED time
- * is taken on the host while clEnqueueMarker runs, which a host clock read
- * just before and just after brackets to within the call's few
- * microseconds.
+ * each device with markers: a marker's CL_PROFILING_COMMAND_QUEUED time is
+ * stamped as clEnqueueMarker starts, just after a host clock read
+ * (queue/trace.c; good to about a microsecond on PoCL).
  *
  * Correlation: the profiler pushes the id of the op being run on the
  * calling thread (tocl_trace_corr_push/pop), and each record carries the id

@@ -14,6 +14,7 @@
 /* The marker calibration is good to an enqueue call's duration; allow for
  * a loaded machine. */
 #define SLACK_NS 200000
+#define TIGHT_NS 5000
 
 static const tocl_trace_record *find(const tocl_trace_record *r, size_t n, tocl_trace_kind kind, uint64_t corr) {
     for (size_t i = 0; i < n; i++)
@@ -47,7 +48,10 @@ static void test_copies_fills_kernels(void) {
     CHECK_OK(tocl_stream_sync(0, 1));
     tocl_trace_corr_pop();
     CHECK(tocl_trace_corr_current() == 11);
-    CHECK_OK(tocl_copy_d2h(0, 0, host, a, N * sizeof(float), 1));
+    CHECK_OK(tocl_device_sync(0));
+    int64_t r0 = tocl_trace_now_ns();
+    CHECK_OK(tocl_copy_d2h(0, 0, host, a, N * sizeof(float), 1)); /* blocking: done on return */
+    int64_t r1 = tocl_trace_now_ns();
     tocl_trace_corr_pop();
     CHECK(tocl_trace_corr_current() == 0);
     CHECK_OK(tocl_device_sync(0));
@@ -75,6 +79,11 @@ static void test_copies_fills_kernels(void) {
             CHECK(r[i].start_ns <= r[i].end_ns);
             CHECK(r[i].start_ns >= t0 - SLACK_NS && r[i].end_ns <= t1 + SLACK_NS);
         }
+        /* A blocking read runs inside its call; the calibration is good to a
+         * microsecond or so, the rest is scheduling on a busy machine. */
+        CHECK(d2h->enqueue_start_ns >= r0 - TIGHT_NS && d2h->enqueue_end_ns <= r1 + TIGHT_NS);
+        CHECK(d2h->start_ns >= r0 - TIGHT_NS && d2h->end_ns <= r1 + TIGHT_NS);
+        CHECK(d2h->enqueue_start_ns <= d2h->enqueue_end_ns && d2h->host_thread != 0);
         /* One in-order queue: the copy ran before the fill, the fill before the read. */
         CHECK(h2d->end_ns <= fill->start_ns + SLACK_NS / 20);
         CHECK(fill->end_ns <= d2h->start_ns + SLACK_NS / 20);

@@ -19,11 +19,10 @@ from torch.profiler import ProfilerActivity, profile
 DEV = "ocl"
 ACTIVITIES = [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]
 
-# Device and host clocks are matched once per trace with a marker event
-# (runtime/queue/trace.c): the match is good to the few microseconds an
-# enqueue takes, so a kernel may seem to start up to this much before the op
-# that issued it.
-CLOCK_SLACK_US = 50.0
+# Device and host clocks are matched once per trace with marker events
+# (runtime/queue/trace.c), good to about a microsecond on PoCL: a kernel may
+# seem to start up to this much before the op that issued it.
+CLOCK_SLACK_US = 10.0
 
 
 def _device_events(prof):
