@@ -181,6 +181,10 @@ void tocl_launch_trace_name(const char *kernel, const tocl_ir_graph *g, char *bu
         len += (size_t)snprintf(buf + len, cap - len, "%s%s", any ? "+" : "", tocl_ir_op_name(op));
         any = 1;
     }
+    if (!any && strcmp(kernel, "tocl_ew") != 0) { /* a reduction of its plain input: "tocl_red_sum" */
+        snprintf(buf, cap, "%s", kernel);
+        return;
+    }
     if (!any && g) /* outputs written straight from an input or a scalar */
         len += (size_t)snprintf(buf + len, cap - len, "%s", g->n_inputs ? "copy" : "fill");
     if (len + 2 > cap) /* truncated: keep the closing bracket */

@@ -83,7 +83,8 @@ tocl_status tocl_ops_launch(int dev, int stream, tocl_ops_kernel *k, cl_uint dim
                             const size_t *local, const tocl_ops_arg *args, int nargs);
 
 /* A trace name for a generated kernel: the kernel's name and the graph's
- * ops, "tocl_ew[mul+add]" (elementwise.c). */
+ * ops, "tocl_ew[mul+add]", "tocl_ew[copy]", "tocl_red_sum[abs]", or the
+ * kernel's name alone for a reduction of its plain input (elementwise.c). */
 void tocl_launch_trace_name(const char *kernel, const tocl_ir_graph *g, char *buf, size_t cap);
 
 /* ---- generated elementwise kernels (elementwise.c) ---- */

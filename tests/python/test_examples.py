@@ -5,6 +5,7 @@ Float32 runs agree closely at first and drift slowly with the different
 summation orders of the two devices' kernels, so the tolerance grows with
 the step; the bfloat16 autocast run is compared more loosely."""
 
+import json
 import os
 import sys
 
@@ -49,3 +50,17 @@ def test_gpt_bfloat16_autocast_matches_cpu(no_fallback):
     cpu = train_gpt.train("cpu", "test", amp=True, progress=False)
     # bfloat16 keeps 8 bits of mantissa: the two devices round differently.
     assert_curves_match(ocl, cpu, 1e-2)
+
+
+def test_gpt_profile_writes_a_trace(tmp_path, capsys):
+    path = tmp_path / "gpt.json"
+    plain = train_gpt.train("ocl", "test", amp=False, progress=False)
+    profiled = train_gpt.train("ocl", "test", amp=False, progress=False, profile_path=str(path))
+    assert profiled == plain  # profiling a step changes no result
+    out = capsys.readouterr().out
+    assert "Self OCL" in out and str(path) in out
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    assert any(k["name"].startswith("tocl_gemm") for k in kernels)
+    assert any(e.get("cat") == "ac2g" for e in events)
