@@ -330,12 +330,11 @@ static tocl_status run_one(int dev, int stream, d_rec *r) {
         offs[k] = r->op[k].off;
     }
     int launched = 0;
-    int traced = tocl_trace_active();
-    if (traced)
-        tocl_trace_launch_begin(r->corr, 1);
+    /* Unconditional (two thread-local stores each): no branch on the
+     * tracing flag beyond the enqueue's own. */
+    tocl_trace_launch_begin(r->corr, 1);
     tocl_status s = tocl_ew_launch(dev, stream, &r->g, ops, bufs, offs, r->sc, TOCL_EW_BUILD, &launched);
-    if (traced)
-        tocl_trace_launch_end();
+    tocl_trace_launch_end();
     TOCL_TRY(s);
     atomic_fetch_add(&st.kernels, (uint64_t)launched);
     return TOCL_OK;
@@ -502,12 +501,9 @@ tocl_status tocl_defer_run_group(int dev, int stream, d_rec *recs, const d_group
         /* A merged kernel is attributed to the first of its ops that a
          * profiler saw (one flow, device time counted once); the trace
          * record says how many ops it merged. */
-        int traced = tocl_trace_active();
-        if (traced)
-            tocl_trace_launch_begin(first_corr(recs, gr), gr->nrec);
+        tocl_trace_launch_begin(first_corr(recs, gr), gr->nrec);
         tocl_status s = tocl_ew_launch(dev, stream, &m.g, ops, bufs, offs, m.sc, mode, &launched);
-        if (traced)
-            tocl_trace_launch_end();
+        tocl_trace_launch_end();
         if (s != TOCL_OK && must_merge)
             return s;
         if (s != TOCL_OK)
