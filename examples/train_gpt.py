@@ -7,7 +7,11 @@ in examples/data/river.txt. The full setting has about 10M parameters; the
 demo and test settings are smaller so they finish in seconds on a CPU-backed
 OpenCL device.
 
-    python examples/train_gpt.py [--preset full|demo|test] [--steps N] [--device ocl|cpu]
+    python examples/train_gpt.py [--preset full|demo|test] [--steps N] [--device ocl|cpu] [--profile PATH]
+
+--profile PATH profiles one training step (the third, after kernels are
+built) with torch.profiler, writes its Chrome trace to PATH (open it in
+Perfetto or chrome://tracing) and prints the busiest ops.
 """
 
 import argparse
@@ -97,8 +101,24 @@ def sample(model, chars, device, n, prompt="The river"):
     return "".join(chars[i] for i in idx[0].tolist())
 
 
-def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed=0, sample_chars=0, compile=False):
+def profiled(device, path, fn):
+    """Run fn under torch.profiler (CPU ops, and ocl kernels and copies);
+    write the Chrome trace to path and print the busiest ops."""
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.PrivateUse1] if device.type == "ocl" else [])
+    with profile(activities=acts) as prof:
+        fn()
+    prof.export_chrome_trace(path)
+    key = "self_device_time_total" if device.type == "ocl" else "self_cpu_time_total"
+    print(prof.key_averages().table(sort_by=key, row_limit=15))
+    print(f"Chrome trace of one step written to {path}")
+
+
+def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed=0, sample_chars=0,
+          profile_path=None, compile=False):
     """Train; return the list of per-step losses (and print a sample if asked).
+    With profile_path, the third step (or the last, if fewer) is profiled.
     compile: run the model under torch.compile (backend "ocl" on ocl)."""
     device = torch.device(device)
     width, layers, heads, context, batch, default_steps, lr = PRESETS[preset]
@@ -114,7 +134,9 @@ def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed
     losses = []
     bar = tqdm(range(steps), desc=f"GPT {n_params / 1e6:.2f}M params on {device}", unit="step",
                disable=not progress)
-    for step in bar:
+    profile_step = min(2, steps - 1) if profile_path else -1
+
+    def one_step(step):
         starts = torch.randint(0, len(data) - context - 1, (batch,), generator=g)
         x = torch.stack([data[s:s + context] for s in starts]).to(device)
         y = torch.stack([data[s + 1:s + context + 1] for s in starts]).to(device)
@@ -129,6 +151,12 @@ def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed
             grp["lr"] = lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / steps)))
         opt.step()
         losses.append(loss.item())
+
+    for step in bar:
+        if step == profile_step:
+            profiled(device, profile_path, lambda: one_step(step))
+        else:
+            one_step(step)
         bar.set_postfix(loss=f"{losses[-1]:.3f}")
     if sample_chars:
         model.eval()
@@ -143,12 +171,14 @@ def main():
     ap.add_argument("--device", default="ocl")
     ap.add_argument("--no-amp", action="store_true", help="train in float32 instead of bfloat16 autocast")
     ap.add_argument("--compile", action="store_true", help="run the model under torch.compile")
+    ap.add_argument("--profile", metavar="PATH", help="profile one step; write its Chrome trace to PATH")
     args = ap.parse_args()
     device = torch.device(args.device)
     describe(device)
     quiet_fallbacks(device)
     t0 = time.perf_counter()
-    losses = train(device, args.preset, args.steps, amp=not args.no_amp, sample_chars=120, compile=args.compile)
+    losses = train(device, args.preset, args.steps, amp=not args.no_amp, sample_chars=120, profile_path=args.profile,
+                   compile=args.compile)
     elapsed = time.perf_counter() - t0
     first, last, k = loss_progress(losses)
     print(f"loss {first:.3f} -> {last:.3f} (mean of first and last {k} steps), "

@@ -5,9 +5,17 @@ point, so ``torch.ones(3, device="ocl")`` works without importing it;
 ``import torch_ocl`` works too. The device module is ``torch.ocl``.
 """
 
+import os
+
 import torch
 
 __version__ = "0.1.0"
+
+# Kineto, which torch.profiler runs on, reads its log level when the first
+# profile starts. The CUDA wheels' Kineto logs CUPTI failures and trace
+# markers on every profile of a machine without an NVIDIA GPU; quiet unless
+# the user chose a level (docs/profiler.md).
+os.environ.setdefault("KINETO_LOG_LEVEL", "6")
 
 try:
     from . import _C  # registers the PrivateUse1 backend with the dispatcher

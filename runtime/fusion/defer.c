@@ -22,6 +22,7 @@
 
 #include "fusion/defer_internal.h"
 #include "launch/launch.h"
+#include "queue/trace.h"
 
 #define MAX_RECORDS_PER_GROUP TOCL_IR_MAX_NODES /* a group has at most one record per node */
 
@@ -232,6 +233,8 @@ tocl_status tocl_defer_record(int dev, int stream, const tocl_ir_graph *g, const
     memset(r->superseded, 0, sizeof r->superseded);
     memset(r->dropped, 0, sizeof r->dropped);
     r->seq = s->seq++;
+    /* The kernel runs at flush time, on behalf of this op (tocl/trace.h). */
+    r->corr = tocl_trace_active() ? tocl_trace_corr_current() : 0;
     if (g->n_scalars)
         memcpy(r->sc, scalars, (size_t)g->n_scalars * sizeof *scalars);
     memcpy(&r->g, g, sizeof *g);
@@ -327,7 +330,12 @@ static tocl_status run_one(int dev, int stream, d_rec *r) {
         offs[k] = r->op[k].off;
     }
     int launched = 0;
-    TOCL_TRY(tocl_ew_launch(dev, stream, &r->g, ops, bufs, offs, r->sc, TOCL_EW_BUILD, &launched));
+    /* Unconditional (two thread-local stores each): no branch on the
+     * tracing flag beyond the enqueue's own. */
+    tocl_trace_launch_begin(r->corr, 1);
+    tocl_status s = tocl_ew_launch(dev, stream, &r->g, ops, bufs, offs, r->sc, TOCL_EW_BUILD, &launched);
+    tocl_trace_launch_end();
+    TOCL_TRY(s);
     atomic_fetch_add(&st.kernels, (uint64_t)launched);
     return TOCL_OK;
 }
@@ -443,6 +451,13 @@ static void log_group(int dev, int stream, int gi, d_rec *recs, const d_group *g
             m ? m->elided : 0);
 }
 
+static uint64_t first_corr(const d_rec *recs, const d_group *gr) {
+    for (int w = gr->first; w >= 0; w = recs[w].next_in_group)
+        if (recs[w].corr)
+            return recs[w].corr;
+    return 0;
+}
+
 tocl_status tocl_defer_run_group(int dev, int stream, d_rec *recs, const d_group *gr, int gi) {
     if (!gr->nrec)
         return TOCL_OK; /* absorbed into a later group */
@@ -483,7 +498,12 @@ tocl_status tocl_defer_run_group(int dev, int stream, d_rec *recs, const d_group
             offs[k] = o->off;
         }
         tocl_ew_build mode = atomic_load(&g_sync_build) || must_merge ? TOCL_EW_BUILD : TOCL_EW_ASYNC;
+        /* A merged kernel is attributed to the first of its ops that a
+         * profiler saw (one flow, device time counted once); the trace
+         * record says how many ops it merged. */
+        tocl_trace_launch_begin(first_corr(recs, gr), gr->nrec);
         tocl_status s = tocl_ew_launch(dev, stream, &m.g, ops, bufs, offs, m.sc, mode, &launched);
+        tocl_trace_launch_end();
         if (s != TOCL_OK && must_merge)
             return s;
         if (s != TOCL_OK)

@@ -37,6 +37,7 @@ typedef struct d_rec {
      * before this op) already reused for its result (defer_reduce.c). */
     unsigned char dropped[TOCL_IR_MAX_OUTPUTS];
     uint64_t seq;                              /* recording order on the stream */
+    uint64_t corr;                             /* profiler correlation id of the recording op (0: none) */
     uint64_t drop_seq[TOCL_IR_MAX_OUTPUTS];    /* ops recorded from this seq on read the reuser's data */
     int group, next_in_group;
     tocl_scalar sc[TOCL_IR_MAX_SCALARS];

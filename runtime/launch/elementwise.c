@@ -5,11 +5,13 @@
  * compiled graphs. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/ir_internal.h"
 #include "launch/launch.h"
+#include "queue/trace.h"
 
 #define MAX_OPERANDS TOCL_EW_MAX_OPERANDS
 #define RENDER_CAP (256 * 1024) /* 128 nodes at rank 16 need well under this */
@@ -169,6 +171,27 @@ tocl_status tocl_ew_check(int dev, const tocl_ir_graph *g, const tocl_tensor *ou
 
 /* ---- launching ---------------------------------------------------------------- */
 
+void tocl_launch_trace_name(const char *kernel, const tocl_ir_graph *g, char *buf, size_t cap) {
+    size_t len = (size_t)snprintf(buf, cap, "%s[", kernel);
+    int any = 0;
+    for (int j = 0; g && j < g->n_nodes && len + 2 < cap; j++) {
+        tocl_ir_op op = g->nodes[j].op;
+        if (op == TOCL_IR_INPUT || op == TOCL_IR_SCALAR)
+            continue;
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", any ? "+" : "", tocl_ir_op_name(op));
+        any = 1;
+    }
+    if (!any && strcmp(kernel, "tocl_ew") != 0) { /* a reduction of its plain input: "tocl_red_sum" */
+        snprintf(buf, cap, "%s", kernel);
+        return;
+    }
+    if (!any && g) /* outputs written straight from an input or a scalar */
+        len += (size_t)snprintf(buf + len, cap - len, "%s", g->n_inputs ? "copy" : "fill");
+    if (len + 2 > cap) /* truncated: keep the closing bracket */
+        len = cap - 2;
+    snprintf(buf + len, cap - len, "]");
+}
+
 tocl_status tocl_ew_launch(int dev, int stream, const tocl_ir_graph *g, const tocl_tensor *const *ops,
                            const cl_mem *bufs, const cl_long *offs, const tocl_scalar *scalars, tocl_ew_build mode,
                            int *launched) {
@@ -259,8 +282,15 @@ tocl_status tocl_ew_launch(int dev, int stream, const tocl_ir_graph *g, const to
     }
     for (cl_uint d = 0; d < work_dims; d++)
         global[d] = (global[d] + local[d] - 1) / local[d] * local[d];
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, kk, work_dims, NULL, global, local, 0, NULL, NULL);
+    cl_event ev, *evp = tocl_trace_slot(&ev);
+    if (err == CL_SUCCESS) {
+        err = clEnqueueNDRangeKernel(q, kk, work_dims, NULL, global, local, 0, NULL, evp);
+        if (__builtin_expect(evp != NULL, 0)) {
+            char name[TOCL_TRACE_NAME_MAX];
+            tocl_launch_trace_name("tocl_ew", g, name, sizeof name);
+            tocl_trace_keep(ev, err, TOCL_TRACE_KERNEL, dev, stream, name, 0);
+        }
+    }
     pthread_mutex_unlock(&e->lock);
     if (err != CL_SUCCESS)
         return tocl_fail(TOCL_E_OPENCL, "launching elementwise kernel (%d nodes, rank %d, %lld elements) on device "

@@ -9,6 +9,7 @@
 
 #include "core/kernel_source.h"
 #include "launch/launch.h"
+#include "queue/trace.h"
 
 #define OPTIONS_CAP 480
 
@@ -95,6 +96,11 @@ size_t tocl_ops_kernel_max_group(int dev, const tocl_ops_kernel *k) {
     return kmax;
 }
 
+const char *tocl_ops_kernel_name(const tocl_ops_kernel *k) {
+    const family_key *key = k->key;
+    return key->name;
+}
+
 tocl_status tocl_ops_launch(int dev, int stream, tocl_ops_kernel *k, cl_uint dims, const size_t *global,
                             const size_t *local, const tocl_ops_arg *args, int nargs) {
     size_t items = 1;
@@ -108,8 +114,11 @@ tocl_status tocl_ops_launch(int dev, int stream, tocl_ops_kernel *k, cl_uint dim
     pthread_mutex_lock(&k->lock);
     for (int i = 0; i < nargs && err == CL_SUCCESS; i++)
         err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].ptr);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, k->kernel, dims, NULL, global, local, 0, NULL, NULL);
+    cl_event ev, *evp = tocl_trace_slot(&ev);
+    if (err == CL_SUCCESS) {
+        err = clEnqueueNDRangeKernel(q, k->kernel, dims, NULL, global, local, 0, NULL, evp);
+        TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_KERNEL, dev, stream, tocl_ops_kernel_name(k), 0);
+    }
     pthread_mutex_unlock(&k->lock);
     if (err != CL_SUCCESS) {
         const family_key *key = k->key;

@@ -65,6 +65,9 @@ tocl_status tocl_ops_kernel_get(int dev, const char *family, const char *name, c
 tocl_status tocl_ops_kernel_get_generated(int dev, const char *family, const char *name, const char *options,
                                           const char *generated, tocl_ops_kernel **out);
 
+/* The kernel's name in kernels/<family>.cl (for traces). */
+const char *tocl_ops_kernel_name(const tocl_ops_kernel *k);
+
 /* The largest work-group the driver allows for k on dev (at least 1). */
 size_t tocl_ops_kernel_max_group(int dev, const tocl_ops_kernel *k);
 
@@ -78,6 +81,11 @@ typedef struct tocl_ops_arg {
  * be NULL (the driver chooses). An empty range enqueues nothing. */
 tocl_status tocl_ops_launch(int dev, int stream, tocl_ops_kernel *k, cl_uint dims, const size_t *global,
                             const size_t *local, const tocl_ops_arg *args, int nargs);
+
+/* A trace name for a generated kernel: the kernel's name and the graph's
+ * ops, "tocl_ew[mul+add]", "tocl_ew[copy]", "tocl_red_sum[abs]", or the
+ * kernel's name alone for a reduction of its plain input (elementwise.c). */
+void tocl_launch_trace_name(const char *kernel, const tocl_ir_graph *g, char *buf, size_t cap);
 
 /* ---- generated elementwise kernels (elementwise.c) ---- */
 #define TOCL_EW_MAX_OPERANDS (TOCL_IR_MAX_OUTPUTS + TOCL_IR_MAX_INPUTS)

@@ -5,12 +5,14 @@
  * (partials, then a final pass). The eager entry (ops/reduce.c) decides
  * whether fused eager's recorded ops join the prologue. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/ir_internal.h"
 #include "codegen/reduce_rules.h"
 #include "launch/reduce_launch.h"
+#include "queue/trace.h"
 
 #define RENDER_CAP (256 * 1024)
 #define MAX_OPS TOCL_RED_MAX_OPS
@@ -222,8 +224,8 @@ typedef struct {
 
 /* One launch of tocl_red; `pass` 1 = inputs -> partials or outputs,
  * 2 = partials -> outputs. */
-static tocl_status launch(cl_command_queue q, tocl_kernel_entry *e, const tocl_reduce_desc *d, const tocl_ir_graph *g,
-                          int n_out, const tocl_red_space *sp, const red_mem *mem, const tocl_scalar *scalars, int64_t M,
+static tocl_status launch(int dev, int stream, cl_command_queue q, tocl_kernel_entry *e, const tocl_reduce_desc *d,
+                          const tocl_ir_graph *g, int n_out, const tocl_red_space *sp, const red_mem *mem, const tocl_scalar *scalars, int64_t M,
                           int64_t R, int64_t count, int64_t per, int64_t nwork, int interleave, int from_part,
                           int direct, size_t lx, size_t ly, size_t gx) {
     cl_kernel kk = e->kernel;
@@ -270,8 +272,17 @@ static tocl_status launch(cl_command_queue q, tocl_kernel_entry *e, const tocl_r
             SET(a++, sizeof(cl_long), &sp->rst[k][i]);
     size_t local[2] = {lx, ly};
     size_t global[2] = {gx * lx, (size_t)((M + (int64_t)ly - 1) / (int64_t)ly) * ly};
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, kk, 2, NULL, global, local, 0, NULL, NULL);
+    cl_event ev, *evp = tocl_trace_slot(&ev);
+    if (err == CL_SUCCESS) {
+        err = clEnqueueNDRangeKernel(q, kk, 2, NULL, global, local, 0, NULL, evp);
+        if (__builtin_expect(evp != NULL, 0)) {
+            char kernel[48], name[TOCL_TRACE_NAME_MAX];
+            const tocl_reduce_rule *rule = tocl_reduce_rule_of(d->kind);
+            snprintf(kernel, sizeof kernel, "tocl_red_%s", rule ? rule->name : "?");
+            tocl_launch_trace_name(kernel, g, name, sizeof name);
+            tocl_trace_keep(ev, err, TOCL_TRACE_KERNEL, dev, stream, name, 0);
+        }
+    }
     pthread_mutex_unlock(&e->lock);
     if (err != CL_SUCCESS)
         return tocl_fail(TOCL_E_OPENCL, "launching reduction kernel (kind %d, %lld rows of %lld) : %s (%d)",
@@ -418,10 +429,10 @@ tocl_status tocl_reduce_launch(int dev, int stream, const tocl_reduce_desc *d, c
     } else {
         mem.part = mem.bufs[0];
     }
-    tocl_status s = launch(q, e, d, g, n_out, sp, &mem, scalars, M, R, R, per, nwork, interleave, 0, G == 1, lx, ly,
+    tocl_status s = launch(dev, stream, q, e, d, g, n_out, sp, &mem, scalars, M, R, R, per, nwork, interleave, 0, G == 1, lx, ly,
                            G);
     if (s == TOCL_OK && G > 1)
-        s = launch(q, e, d, g, n_out, sp, &mem, scalars, M, (int64_t)G, R, 1, (int64_t)L, 1, 1, 1, L, 1, 1);
+        s = launch(dev, stream, q, e, d, g, n_out, sp, &mem, scalars, M, (int64_t)G, R, 1, (int64_t)L, 1, 1, 1, L, 1, 1);
     if (tmp) {
         if (stream != tocl_stream_current(dev))
             tocl_mem_record_stream(tmp, stream);

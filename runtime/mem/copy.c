@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "mem_impl.h"
+#include "queue/trace.h"
 
 /* Staging chunk for copies between devices of different platforms: big
  * enough to amortise the two host waits per chunk, small enough not to
@@ -39,8 +40,10 @@ tocl_status tocl_copy_h2d(int dev, int stream, tocl_addr dst, const void *src, s
     TOCL_TRY(mem_resolve_range(dst, nbytes, "destination", &bdev, &buf, &off));
     TOCL_TRY(reachable(dev, bdev, dst, "destination"));
     int async = can_async(src, nbytes, blocking);
-    TOCL_CL_TRY(clEnqueueWriteBuffer(q, buf, async ? CL_FALSE : CL_TRUE, off, nbytes, src, 0, NULL, NULL),
-                "clEnqueueWriteBuffer (host to device copy)");
+    cl_event ev, *evp = tocl_trace_slot(&ev);
+    cl_int err = clEnqueueWriteBuffer(q, buf, async ? CL_FALSE : CL_TRUE, off, nbytes, src, 0, NULL, evp);
+    TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_COPY_H2D, dev, stream, "Memcpy HtoD", nbytes);
+    TOCL_CL_TRY(err, "clEnqueueWriteBuffer (host to device copy)");
     if (async)
         TOCL_TRY(tocl_host_record_use(src, dev, stream));
     return TOCL_OK;
@@ -59,8 +62,10 @@ tocl_status tocl_copy_d2h(int dev, int stream, void *dst, tocl_addr src, size_t 
     TOCL_TRY(mem_resolve_range(src, nbytes, "source", &bdev, &buf, &off));
     TOCL_TRY(reachable(dev, bdev, src, "source"));
     int async = can_async(dst, nbytes, blocking);
-    TOCL_CL_TRY(clEnqueueReadBuffer(q, buf, async ? CL_FALSE : CL_TRUE, off, nbytes, dst, 0, NULL, NULL),
-                "clEnqueueReadBuffer (device to host copy)");
+    cl_event ev, *evp = tocl_trace_slot(&ev);
+    cl_int err = clEnqueueReadBuffer(q, buf, async ? CL_FALSE : CL_TRUE, off, nbytes, dst, 0, NULL, evp);
+    TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_COPY_D2H, dev, stream, "Memcpy DtoH", nbytes);
+    TOCL_CL_TRY(err, "clEnqueueReadBuffer (device to host copy)");
     if (async)
         TOCL_TRY(tocl_host_record_use(dst, dev, stream));
     return TOCL_OK;
@@ -108,10 +113,15 @@ static tocl_status copy_overlapping(int dev, int stream, cl_command_queue q, cl_
     if (s == TOCL_OK)
         s = mem_resolve_range(tmp, nbytes, "temporary", &tdev, &tbuf, &toff);
     cl_int err = CL_SUCCESS;
-    if (s == TOCL_OK)
-        err = clEnqueueCopyBuffer(q, buf, tbuf, soff, toff, nbytes, 0, NULL, NULL);
-    if (s == TOCL_OK && err == CL_SUCCESS)
-        err = clEnqueueCopyBuffer(q, tbuf, buf, toff, doff, nbytes, 0, NULL, NULL);
+    cl_event ev, *evp = tocl_trace_slot(&ev);
+    if (s == TOCL_OK) {
+        err = clEnqueueCopyBuffer(q, buf, tbuf, soff, toff, nbytes, 0, NULL, evp);
+        TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_COPY_D2D, dev, stream, "Memcpy DtoD", nbytes);
+    }
+    if (s == TOCL_OK && err == CL_SUCCESS) {
+        err = clEnqueueCopyBuffer(q, tbuf, buf, toff, doff, nbytes, 0, NULL, evp);
+        TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_COPY_D2D, dev, stream, "Memcpy DtoD", nbytes);
+    }
     tocl_status fs = tocl_mem_free(tmp);
     TOCL_TRY(s);
     TOCL_CL_TRY(err, "clEnqueueCopyBuffer (overlapping device copy)");
@@ -142,8 +152,10 @@ tocl_status tocl_copy_d2d(int dev, int stream, tocl_addr dst, tocl_addr src, siz
             return TOCL_OK; /* copying a range onto itself */
         return copy_overlapping(dev, stream, q, dbuf, doff, soff, nbytes);
     }
-    TOCL_CL_TRY(clEnqueueCopyBuffer(q, sbuf, dbuf, soff, doff, nbytes, 0, NULL, NULL),
-                "clEnqueueCopyBuffer (device to device copy)");
+    cl_event ev, *evp = tocl_trace_slot(&ev);
+    cl_int err = clEnqueueCopyBuffer(q, sbuf, dbuf, soff, doff, nbytes, 0, NULL, evp);
+    TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_COPY_D2D, dev, stream, "Memcpy DtoD", nbytes);
+    TOCL_CL_TRY(err, "clEnqueueCopyBuffer (device to device copy)");
     if (sdev != dev)
         TOCL_TRY(tocl_stream_wait_stream(sdev, sstream, dev, stream));
     return TOCL_OK;
@@ -170,7 +182,9 @@ tocl_status tocl_mem_fill(int dev, int stream, tocl_addr dst, const void *patter
     if (off % pattern_bytes)
         return tocl_fail(TOCL_E_INVALID, "tocl_mem_fill: address 0x%" PRIx64 " is not aligned to the %zu-byte pattern",
                          dst, pattern_bytes);
-    TOCL_CL_TRY(clEnqueueFillBuffer(q, buf, pattern, pattern_bytes, off, nbytes, 0, NULL, NULL),
-                "clEnqueueFillBuffer");
+    cl_event ev, *evp = tocl_trace_slot(&ev);
+    cl_int err = clEnqueueFillBuffer(q, buf, pattern, pattern_bytes, off, nbytes, 0, NULL, evp);
+    TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_FILL, dev, stream, "Memset", nbytes);
+    TOCL_CL_TRY(err, "clEnqueueFillBuffer");
     return TOCL_OK;
 }

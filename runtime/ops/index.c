@@ -6,6 +6,7 @@
 
 #include "index_params.h"
 #include "ops/index_internal.h"
+#include "queue/trace.h"
 
 const char *idx_dt_option(tocl_dtype t) {
     static const char *opt[TOCL_NUM_DTYPES] = {"-DDT_BOOL", "-DDT_U8",   "-DDT_I8",  "-DDT_I16", "-DDT_I32",
@@ -199,8 +200,11 @@ static tocl_status run_move(int dev, int stream, int scatter, const tocl_tensor 
         err = clSetKernelArg(e->kernel, 7, vs, vb);
     if (err == CL_SUCCESS)
         err = clSetKernelArg(e->kernel, 8, vs, ab);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, NULL);
+    if (err == CL_SUCCESS) {
+        cl_event ev, *evp = tocl_trace_slot(&ev);
+        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, evp);
+        TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_KERNEL, dev, stream, tocl_ops_kernel_name(e), 0);
+    }
     pthread_mutex_unlock(&e->lock);
     if (err != CL_SUCCESS)
         return tocl_fail(TOCL_E_OPENCL, "launching %s (%s, %lld elements) on device %d: %s (%d)", opname,
@@ -304,8 +308,11 @@ tocl_status tocl_index_minmax(int dev, int stream, const tocl_tensor *idx, int64
             err = clSetKernelArg(e->kernel, 4, local * sizeof(cl_long), NULL);
         if (err == CL_SUCCESS)
             err = clSetKernelArg(e->kernel, 5, local * sizeof(cl_long), NULL);
-        if (err == CL_SUCCESS)
-            err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+        if (err == CL_SUCCESS) {
+            cl_event ev, *evp = tocl_trace_slot(&ev);
+            err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &local, 0, NULL, evp);
+            TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_KERNEL, dev, stream, tocl_ops_kernel_name(e), 0);
+        }
         pthread_mutex_unlock(&e->lock);
         if (err != CL_SUCCESS)
             s = tocl_fail(TOCL_E_OPENCL, "launching the index bounds kernel on device %d: %s (%d)", dev,
@@ -366,8 +373,11 @@ tocl_status tocl_index_div_count(int dev, int stream, const tocl_tensor *dst, co
         err = clSetKernelArg(e->kernel, 1, sizeof(cl_mem), &bc);
     if (err == CL_SUCCESS)
         err = clSetKernelArg(e->kernel, 2, sizeof p, &p);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, NULL);
+    if (err == CL_SUCCESS) {
+        cl_event ev, *evp = tocl_trace_slot(&ev);
+        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, evp);
+        TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_KERNEL, dev, stream, tocl_ops_kernel_name(e), 0);
+    }
     pthread_mutex_unlock(&e->lock);
     if (err != CL_SUCCESS)
         return tocl_fail(TOCL_E_OPENCL, "launching the scatter mean division on device %d: %s (%d)", dev,

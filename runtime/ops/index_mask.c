@@ -9,6 +9,7 @@
 
 #include "index_params.h"
 #include "ops/index_internal.h"
+#include "queue/trace.h"
 
 /* Mask geometry in p: full rank, no collapsing (nonzero writes coordinates
  * of the original dims). */
@@ -88,8 +89,11 @@ tocl_status tocl_mask_count(int dev, int stream, const tocl_tensor *mask, tocl_m
             err = clSetKernelArg(e->kernel, 3, sizeof(cl_mem), &bc);
         if (err == CL_SUCCESS)
             err = clSetKernelArg(e->kernel, 4, sizeof(cl_long), &oc);
-        if (err == CL_SUCCESS)
-            err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, NULL);
+        if (err == CL_SUCCESS) {
+            cl_event ev, *evp = tocl_trace_slot(&ev);
+            err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, evp);
+            TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_KERNEL, dev, stream, tocl_ops_kernel_name(e), 0);
+        }
         pthread_mutex_unlock(&e->lock);
         if (err != CL_SUCCESS)
             s = tocl_fail(TOCL_E_OPENCL, "launching the mask count kernel on device %d: %s (%d)", dev,
@@ -201,8 +205,11 @@ static tocl_status mask_write(int dev, int stream, const tocl_tensor *mask, cons
         err = clSetKernelArg(e->kernel, 5, sizeof(cl_mem), &bo);
     if (err == CL_SUCCESS)
         err = clSetKernelArg(e->kernel, 6, sizeof(cl_mem), &bs);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, NULL);
+    if (err == CL_SUCCESS) {
+        cl_event ev, *evp = tocl_trace_slot(&ev);
+        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, evp);
+        TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_KERNEL, dev, stream, tocl_ops_kernel_name(e), 0);
+    }
     pthread_mutex_unlock(&e->lock);
     if (err != CL_SUCCESS)
         return tocl_fail(TOCL_E_OPENCL, "launching %s on device %d: %s (%d)", op, dev, tocl_cl_error_name(err),

@@ -5,6 +5,7 @@
 
 #include "index_params.h"
 #include "ops/index_internal.h"
+#include "queue/trace.h"
 
 /* Fill p from dst/src, merging neighbouring identity dims whose strides
  * nest in both tensors; `keep_last` dims at the end are never merged
@@ -71,8 +72,11 @@ static tocl_status launch(int dev, int stream, tocl_ops_kernel *e, const tocl_te
         err = clSetKernelArg(e->kernel, 2, sizeof *p, p);
     if (err == CL_SUCCESS && extra)
         err = clSetKernelArg(e->kernel, 3, extra_size, extra);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, NULL);
+    if (err == CL_SUCCESS) {
+        cl_event ev, *evp = tocl_trace_slot(&ev);
+        err = clEnqueueNDRangeKernel(q, e->kernel, 1, NULL, &global, &e->local, 0, NULL, evp);
+        TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_KERNEL, dev, stream, tocl_ops_kernel_name(e), 0);
+    }
     pthread_mutex_unlock(&e->lock);
     if (err != CL_SUCCESS)
         return tocl_fail(TOCL_E_OPENCL, "launching %s (%s, %lld elements) on device %d: %s (%d)", op,

@@ -5,6 +5,7 @@ Float32 runs agree closely at first and drift slowly with the different
 summation orders of the two devices' kernels, so the tolerance grows with
 the step; the bfloat16 autocast run is compared more loosely."""
 
+import json
 import os
 import sys
 
@@ -77,3 +78,17 @@ def test_gpt_compiled_matches_eager(no_fallback, amp, rtol):
     comp = train_gpt.train("ocl", "test", amp=amp, progress=False, compile=True)
     eager = train_gpt.train("ocl", "test", amp=amp, progress=False)
     assert_curves_match(comp, eager, rtol)
+
+
+def test_gpt_profile_writes_a_trace(tmp_path, capsys):
+    path = tmp_path / "gpt.json"
+    plain = train_gpt.train("ocl", "test", amp=False, progress=False)
+    profiled = train_gpt.train("ocl", "test", amp=False, progress=False, profile_path=str(path))
+    assert profiled == plain  # profiling a step changes no result
+    out = capsys.readouterr().out
+    assert "Self OCL" in out and str(path) in out
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    assert any(k["name"].startswith("tocl_gemm") for k in kernels)
+    assert any(e.get("cat") == "ac2g" for e in events)
