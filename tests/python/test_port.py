@@ -20,7 +20,7 @@ from torch_ocl.port import rules
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures", "port")
 GOLDEN = os.path.join(FIXTURES, "golden")
-CASES = ["nanogpt_cuda", "triton_kernel", "mixed_cuda"]
+CASES = ["nanogpt_cuda", "hf_trainer_cuda", "triton_kernel", "mixed_cuda"]
 
 
 @pytest.mark.parametrize("name", CASES)

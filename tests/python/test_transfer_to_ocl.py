@@ -481,20 +481,64 @@ def test_library_probes_keep_the_real_answer(tmp_path):
                    "without_row": True}
 
 
+def _nanogpt(tmp_path, tag, extra, shim):
+    out = tmp_path / f"{tag}.json"
+    script = os.path.join(FIXTURES, "nanogpt_cuda.py")
+    args = (["-m", "torch_ocl.transfer_to_ocl"] if shim else []) + [script, "--iters", "20", "--out", str(out)]
+    r = _run(args + extra, env={"TORCH_OCL_FALLBACK": "error", "TORCH_OCL_TRANSFER_LOG": "1"})
+    assert r.returncode == 0, r.stderr[-4000:]
+    return json.loads(out.read_text()), r.stderr
+
+
 @pytest.mark.parametrize("dtype,compile_", [("float16", 0)], ids=["fp16-eager"])
 def test_nanogpt_cuda_script_runs_unchanged(tmp_path, dtype, compile_):
-    out = tmp_path / "result.json"
-    r = _run(["-m", "torch_ocl.transfer_to_ocl", os.path.join(FIXTURES, "nanogpt_cuda.py"), "--dtype", dtype,
-              "--compile", str(compile_), "--iters", "20", "--out", str(out)],
-             env={"TORCH_OCL_FALLBACK": "error", "TORCH_OCL_TRANSFER_LOG": "1"})
-    assert r.returncode == 0, r.stderr[-4000:]
-    res = json.loads(out.read_text())
+    extra = ["--dtype", dtype, "--compile", str(compile_)]
+    res, log = _nanogpt(tmp_path, "ocl", extra, shim=True)
+    cpu, _ = _nanogpt(tmp_path, "cpu", extra + ["--device", "cpu", "--compile", "0"], shim=False)
     losses = res["losses"]
     assert res["dtype"] == dtype and len(losses) == 20
     assert all(l == l and l < 10 for l in losses), losses  # finite
     assert sum(losses[-3:]) / 3 < 0.6 * sum(losses[:3]) / 3, losses
+    # Same seed, same CPU-made weights and batches: the curve follows the CPU's
+    # (16-bit autocast on both, different summation orders, so loosely).
+    for step, (a, b) in enumerate(zip(losses, cpu["losses"])):
+        assert abs(a - b) <= 0.02 * (1 + step) * abs(b) + 1e-3, (step, losses, cpu["losses"])
     assert res["param_devices"] == ["ocl"] and res["all_is_cuda"] is True
     assert res["fused"] is True  # nanoGPT asks for fused AdamW on "cuda": ocl has _fused_adamw_
-    assert "ops that ran on the CPU (fallback): none" in r.stderr
-    if compile_:
-        assert "torch.autocast" in r.stderr
+    assert "ops that ran on the CPU (fallback): none" in log
+    assert "torch.autocast" in log and "torch.cuda.amp.GradScaler" in log and "torch.Tensor.to" in log
+
+
+def _hf(tmp_path, precision, shim):
+    out = tmp_path / f"hf-{precision}-{shim}.json"
+    script = os.path.join(FIXTURES, "hf_trainer_cuda.py")
+    args = [script, "--precision", precision, "--out", str(out), "--workdir", str(tmp_path / "work")]
+    if shim:
+        args = ["-m", "torch_ocl.transfer_to_ocl"] + args
+    else:
+        args += ["--use-cpu"]
+    # One device: with two, Trainer wraps the model in DataParallel (refused under the shim, see targets.py).
+    r = _run(args, env={"TORCH_OCL_FALLBACK": "error", "TORCH_OCL_DEVICES": "0"})
+    assert r.returncode == 0, r.stderr[-4000:]
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_hf_trainer_cuda_script_runs_unchanged(tmp_path, precision):
+    res = _hf(tmp_path, precision, shim=True)
+    assert res["steps"] == 3 and res["param_devices"] == ["ocl"]
+    assert res["device"] == "cuda:0"  # what Trainer believes; the tensors are on ocl
+    cpu = _hf(tmp_path, "bf16", shim=False)  # the CPU's autocast: bfloat16 only
+    assert len(res["losses"]) == 3 and all(l == l for l in res["losses"])
+    for a, b in zip(res["losses"], cpu["losses"]):
+        assert abs(a - b) <= 0.02 * abs(b), (res["losses"], cpu["losses"])
+
+
+def test_data_parallel(shim):
+    m = torch.nn.Linear(2, 2).cuda()
+    dp = torch.nn.DataParallel(m, device_ids=[0])
+    x = torch.randn(3, 2, device="cuda")
+    assert torch.equal(dp(x).cpu(), m(x).cpu())
+    if torch.ocl.device_count() > 1:
+        with pytest.raises(RuntimeError, match="TORCH_OCL_DEVICES=0"):
+            torch.nn.DataParallel(m)

@@ -102,6 +102,7 @@ def _mk_overrides(real):
         "set_per_process_memory_fraction": set_per_process_memory_fraction,
         "is_current_stream_capturing": is_current_stream_capturing,
         "ipc_collect": ipc_collect,
+        "StreamContext": _stream_context,
         "CUDAGraph": CUDAGraph,
         "graph": graph,
         "make_graphed_callables": make_graphed_callables,
@@ -111,6 +112,11 @@ def _mk_overrides(real):
     for cuda_name, ocl_name in aliases.items():
         table[cuda_name] = _forwarder(ocl_name)
     return table
+
+
+def _stream_context(stream):
+    """torch.cuda.StreamContext(s): the same as torch.cuda.stream(s)."""
+    return torch.ocl.stream(stream)
 
 
 class CUDAGraph:
@@ -194,29 +200,42 @@ _SAME_NAMESPACE = ("memory", "random", "streams")
 class CudaShim(types.ModuleType):
     """torch.cuda, answered from torch.ocl (see the module docstring)."""
 
-    def __init__(self, real):
-        super().__init__("torch.cuda", real.__doc__)
+    def __init__(self, real, namespace=None):
+        """real: the torch.cuda module; namespace: the real submodule this
+        stands for (torch.cuda.memory ...), whose private names torch's own
+        code asks for; None for torch.cuda itself."""
+        ns = namespace if namespace is not None else real
+        super().__init__(ns.__name__, ns.__doc__)
         self.__dict__.update(
             _real=real,
-            __file__=getattr(real, "__file__", None),
-            __path__=getattr(real, "__path__", []),
-            __spec__=real.__spec__,
-            __loader__=real.__loader__,
+            _ns=ns,
+            __file__=getattr(ns, "__file__", None),
+            __spec__=ns.__spec__,
+            __loader__=ns.__loader__,
             __package__="torch.cuda",
-            amp=AmpShim(real.amp),
-            nvtx=NvtxShim(),
         )
-        for sub in _SAME_NAMESPACE:
-            self.__dict__[sub] = self
+        if namespace is None:
+            self.__dict__.update(__path__=getattr(real, "__path__", []), amp=AmpShim(real.amp), nvtx=NvtxShim())
+            for sub in _SAME_NAMESPACE:
+                self.__dict__[sub] = CudaShim(real, getattr(real, sub))
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        kind, value = resolve(name, self._real)
-        if kind == "missing" and _asked_by_torch() and hasattr(self._real, name):
+        kind, value = resolve(name, self._real, self._ns)
+        by_torch = _asked_by_torch()
+        if kind == "missing" and by_torch and hasattr(self._ns, name):
             # torch's own modules name torch.cuda classes in annotations and
             # behind their own checks; they get the real (CUDA-less) answer.
-            return getattr(self._real, name)
+            return getattr(self._ns, name)
+        if by_torch and isinstance(getattr(self._ns, name, None), type):
+            # torch's isinstance checks against torch.cuda classes (Dynamo
+            # asks `isinstance(v, torch.cuda.StreamContext)`) keep their meaning.
+            return getattr(self._ns, name)
+        if by_torch:  # not counted: the log is about the script's calls
+            if kind == "missing":
+                raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+            return value
         if kind == "missing":
             patchset.note_missing(name)
             raise AttributeError(
@@ -240,12 +259,13 @@ def _asked_by_torch() -> bool:
     return mod == "torch" or (mod.startswith("torch.") and not mod.startswith("torch_ocl"))
 
 
-def resolve(name, real=None):
+def resolve(name, real=None, namespace=None):
     """How torch.cuda.<name> is answered under the shim: (kind, value), kind
     one of 'override', 'ocl', 'private', 'missing'. `python -m torch_ocl port`
     asks the same function, so its verdicts are the shim's behaviour."""
     real = real if real is not None else _real_cuda()
     overrides = _mk_overrides(real)
+    real = namespace if namespace is not None else real
     if name in overrides:
         return "override", overrides[name]
     if hasattr(torch.ocl, name):

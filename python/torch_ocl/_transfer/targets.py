@@ -159,6 +159,27 @@ def _mapping_type(real):
     return _MappingType(real.__name__, (), {"_real": real, "__doc__": real.__doc__, "__module__": "torch"})
 
 
+def _data_parallel_init(self, module, device_ids=None, output_device=None, dim=0):
+    """DataParallel over one device is the module itself (as DataParallel is on
+    a machine without GPUs); over several it needs CUDA's comm ops, which ocl
+    has not, and passing calls through would change the results (HF Trainer
+    scales the loss by the device count it sees), so that raises."""
+    ids = list(range(torch.ocl.device_count())) if device_ids is None else list(device_ids)
+    if len(ids) > 1:
+        raise RuntimeError(
+            f"nn.DataParallel over {len(ids)} devices: ocl has no CUDA comm ops to scatter and gather with, so "
+            "torch_ocl.transfer_to_ocl cannot run it. Use one device (TORCH_OCL_DEVICES=0 makes "
+            "torch.cuda.device_count() 1, and HF Trainer then does not wrap the model), or DDP once ocl has "
+            "a distributed backend (issue 16)."
+        )
+    torch.nn.Module.__init__(self)
+    self.module = module
+    self.device_ids = []  # DataParallel.forward then calls the module directly
+    self.dim = dim
+    self.output_device = None
+    patchset.note("torch.nn.DataParallel (one device)")
+
+
 def _init_process_group(orig):
     from . import distributed
 
@@ -183,7 +204,8 @@ def apply_all() -> None:
     shim = cuda_shim.CudaShim(real_cuda)
     patchset.replace(torch, "cuda", shim)
     for key, value in (("torch.cuda", shim), ("torch.cuda.amp", shim.amp), ("torch.cuda.nvtx", shim.nvtx),
-                       ("torch.cuda.memory", shim), ("torch.cuda.random", shim), ("torch.cuda.streams", shim)):
+                       ("torch.cuda.memory", shim.memory), ("torch.cuda.random", shim.random),
+                       ("torch.cuda.streams", shim.streams)):
         patchset.replace_key(sys.modules, key, value)
 
     for name in _factory_names():
@@ -214,6 +236,8 @@ def apply_all() -> None:
     patchset.replace(scaler, "__init__", _grad_scaler_init(scaler.__init__))
     for name in ("Generator", "Stream", "Event"):
         patchset.replace(torch, name, _mapping_type(getattr(torch, name)))
+
+    patchset.replace(torch.nn.DataParallel, "__init__", _data_parallel_init)
 
     import torch.distributed as dist
 

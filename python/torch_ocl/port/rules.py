@@ -91,7 +91,8 @@ NOTES = {
     "device_type_compare": (EDIT, "tensors report device.type 'ocl', so this comparison with 'cuda' is false "
                                   "under the shim: compare with the device the script chose"),
     "backend_flag": (RUNS, "settable; no effect on ocl"),
-    "data_parallel": (EDIT, "DataParallel scatters with CUDA's comm ops: use the model on one device"),
+    "data_parallel": (EDIT, "DataParallel scatters with CUDA's comm ops: the shim passes one device through and refuses more; "
+                            "drop the wrapper (DDP once ocl has a distributed backend)"),
     "jit_script": (EDIT, "TorchScript cannot compile the shim's factory wrappers: drop torch.jit.script "
                          "(or script without the shim)"),
     "syntax_error": (EDIT, "could not be parsed, so it was not scanned"),
