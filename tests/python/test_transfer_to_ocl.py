@@ -490,7 +490,7 @@ def _nanogpt(tmp_path, tag, extra, shim):
     return json.loads(out.read_text()), r.stderr
 
 
-@pytest.mark.parametrize("dtype,compile_", [("float16", 0)], ids=["fp16-eager"])
+@pytest.mark.parametrize("dtype,compile_", [("bfloat16", 1), ("float16", 0)], ids=["bf16-compile", "fp16-eager"])
 def test_nanogpt_cuda_script_runs_unchanged(tmp_path, dtype, compile_):
     extra = ["--dtype", dtype, "--compile", str(compile_)]
     res, log = _nanogpt(tmp_path, "ocl", extra, shim=True)
@@ -507,6 +507,9 @@ def test_nanogpt_cuda_script_runs_unchanged(tmp_path, dtype, compile_):
     assert res["fused"] is True  # nanoGPT asks for fused AdamW on "cuda": ocl has _fused_adamw_
     assert "ops that ran on the CPU (fallback): none" in log
     assert "torch.autocast" in log and "torch.cuda.amp.GradScaler" in log and "torch.Tensor.to" in log
+    graphs = int(log.split("torch.compile on ocl: ")[1].split()[0])
+    assert (graphs >= 1) == bool(compile_), log[-2000:]  # the default backend sent the graphs to ocl
+    assert ", 0 node(s) on the CPU" in log
 
 
 def _hf(tmp_path, precision, shim):

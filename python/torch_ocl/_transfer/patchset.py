@@ -73,6 +73,9 @@ def summary() -> str:
 
         fb = torch_ocl.fallback_stats()
         lines.append("ops that ran on the CPU (fallback): " + (", ".join(f"{k}={v}" for k, v in sorted(fb.items())) or "none"))
+        cs = torch_ocl.compile_stats()
+        lines.append(f"torch.compile on ocl: {cs['graphs']} graph(s), {cs['calls']} call(s), "
+                     f"{cs['fallback_nodes']} node(s) on the CPU")
     except Exception as e:  # the summary must never fail the exit
         lines.append(f"fallback stats unavailable: {e}")
     return "\n".join(lines)
