@@ -545,3 +545,25 @@ def test_data_parallel(shim):
     if torch.ocl.device_count() > 1:
         with pytest.raises(RuntimeError, match="TORCH_OCL_DEVICES=0"):
             torch.nn.DataParallel(m)
+
+
+@pytest.mark.parametrize("device_map", ["cuda", "auto", {"": 0}, {"": "cuda:0"}], ids=["cuda", "auto", "int", "dict"])
+def test_from_pretrained_device_map(shim, tmp_path, device_map):
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.GPT2Config(vocab_size=64, n_positions=32, n_embd=32, n_layer=1, n_head=2)
+    torch.manual_seed(0)
+    transformers.GPT2LMHeadModel(cfg).save_pretrained(tmp_path)
+    m = transformers.GPT2LMHeadModel.from_pretrained(tmp_path, device_map=device_map)
+    assert {p.device.type for p in m.parameters()} == {"ocl"}
+    ids = torch.arange(8, device="cuda")[None]
+    ref = transformers.GPT2LMHeadModel.from_pretrained(tmp_path)  # on the CPU
+    torch.testing.assert_close(m(ids).logits.cpu(), ref(ids.cpu()).logits, rtol=1e-4, atol=1e-4)
+
+
+def test_run_module_form(tmp_path):
+    (tmp_path / "cuda_mod.py").write_text(
+        "import sys, torch\nprint(sys.argv[1:], torch.zeros(1, device='cuda').device)\n")
+    r = _run(["-m", "torch_ocl.transfer_to_ocl", "-m", "cuda_mod", "x", "--y"],
+             env={"PYTHONPATH": os.pathsep.join([str(tmp_path)] + sys.path)})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "['x', '--y'] ocl:0"
