@@ -7,7 +7,10 @@ same name, with CUDA device arguments rewritten, else (3) an AttributeError
 that names the missing torch.ocl function. Nothing is copied at import, so
 names torch.ocl gains later are answered without changing this file.
 Private names (``_lazy_init`` ...) are torch.ocl's when it has them, else
-the real torch.cuda's: torch's own code calls those.
+the real torch.cuda's: torch's own code calls those. Lookups from torch's
+own modules get the real torch.cuda where torch.ocl has no answer or where
+the real name is a class (annotations and isinstance checks keep their
+meaning), and are not counted in the exit log.
 """
 
 import contextlib
