@@ -560,6 +560,15 @@ def test_from_pretrained_device_map(shim, tmp_path, device_map):
     torch.testing.assert_close(m(ids).logits.cpu(), ref(ids.cpu()).logits, rtol=1e-4, atol=1e-4)
 
 
+def test_torchscript_of_factory_calls(shim):
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return x + torch.zeros(3, device=x.device)
+
+    s = torch.jit.script(M())
+    assert torch.equal(s(torch.ones(3, device="cuda")).cpu(), torch.ones(3))
+
+
 def test_run_module_form(tmp_path):
     (tmp_path / "cuda_mod.py").write_text(
         "import sys, torch\nprint(sys.argv[1:], torch.zeros(1, device='cuda').device)\n")

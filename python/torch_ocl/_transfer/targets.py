@@ -190,6 +190,17 @@ def _init_process_group(orig):
     return init_process_group
 
 
+def _register_for_torchscript(name, wrapper, orig):
+    """TorchScript resolves torch.zeros by the function object's identity;
+    name the wrapper as the same aten builtin, so scripted code that calls a
+    factory (with a device it computed, such as x.device) still compiles."""
+    import torch.jit._builtins as jb
+
+    op = jb._get_builtin_table().get(id(orig))
+    if op is not None:
+        patchset.replace_key(jb._get_builtin_table(), id(wrapper), op)
+
+
 def _factory_names():
     import torch.utils._device as ud
 
@@ -209,7 +220,10 @@ def apply_all() -> None:
         patchset.replace_key(sys.modules, key, value)
 
     for name in _factory_names():
-        patchset.replace(torch, name, _with_device_kwarg(f"torch.{name}", getattr(torch, name)))
+        orig = getattr(torch, name)
+        wrapper = _with_device_kwarg(f"torch.{name}", orig)
+        patchset.replace(torch, name, wrapper)
+        _register_for_torchscript(name, wrapper, orig)
     T = torch.Tensor
     for name in _NEW_METHODS:
         patchset.replace(T, name, _with_device_kwarg(f"torch.Tensor.{name}", getattr(T, name)))

@@ -93,7 +93,7 @@ NOTES = {
     "backend_flag": (RUNS, "settable; no effect on ocl"),
     "data_parallel": (EDIT, "DataParallel scatters with CUDA's comm ops: the shim passes one device through and refuses more; "
                             "drop the wrapper (DDP once ocl has a distributed backend)"),
-    "jit_script": (EDIT, "TorchScript cannot compile the shim's factory wrappers: drop torch.jit.script "
-                         "(or script without the shim)"),
+    "jit_script": (RUNS, "scripted factory calls compile under the shim, but a 'cuda' literal inside scripted "
+                         "code is not rewritten (TorchScript calls aten itself): pass x.device"),
     "syntax_error": (EDIT, "could not be parsed, so it was not scanned"),
 }
