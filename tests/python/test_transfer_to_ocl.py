@@ -300,6 +300,9 @@ def test_streams_and_events(shim):
     with torch.cuda.stream(s):
         assert torch.cuda.current_stream() == s
         y = torch.ones(64, device="cuda") * 2
+    with torch.cuda.StreamContext(s):
+        assert torch.cuda.current_stream() == s
+    assert not isinstance(s, torch.cuda.StreamContext) and not isinstance(s, torch.cuda.graph)
     torch.cuda.current_stream().wait_stream(s)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()

@@ -105,7 +105,7 @@ def _mk_overrides(real):
         "set_per_process_memory_fraction": set_per_process_memory_fraction,
         "is_current_stream_capturing": is_current_stream_capturing,
         "ipc_collect": ipc_collect,
-        "StreamContext": _stream_context,
+        "StreamContext": StreamContext,
         "CUDAGraph": CUDAGraph,
         "graph": graph,
         "make_graphed_callables": make_graphed_callables,
@@ -117,9 +117,20 @@ def _mk_overrides(real):
     return table
 
 
-def _stream_context(stream):
-    """torch.cuda.StreamContext(s): the same as torch.cuda.stream(s)."""
-    return torch.ocl.stream(stream)
+class StreamContext:
+    """torch.cuda.StreamContext(s): torch.ocl.stream(s) as a class, since
+    libraries test isinstance against it as they do against torch.cuda's."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self._cm = None
+
+    def __enter__(self):
+        self._cm = torch.ocl.stream(self.stream)
+        return self._cm.__enter__()
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)
 
 
 class CUDAGraph:
@@ -127,8 +138,9 @@ class CUDAGraph:
         _no_graphs("torch.cuda.CUDAGraph()")
 
 
-def graph(*args, **kwargs):
-    _no_graphs("torch.cuda.graph(...)")
+class graph:  # a class in torch.cuda too, so isinstance checks against it still work
+    def __init__(self, *args, **kwargs):
+        _no_graphs("torch.cuda.graph(...)")
 
 
 def make_graphed_callables(*args, **kwargs):
