@@ -4,6 +4,8 @@
   python -m torch_ocl cache info    program cache directory, files, bytes, hit counts
   python -m torch_ocl cache clear   remove cached program binaries
   python -m torch_ocl ops           aten ops with a native ocl kernel (--markdown for docs/)
+  python -m torch_ocl port PATH     CUDA-specific uses in a script or project, each with a verdict
+                                    for torch_ocl.transfer_to_ocl (--json, --markdown)
 """
 
 import argparse
@@ -72,6 +74,18 @@ def _ops(args):
     return 0
 
 
+def _port(args):
+    from . import port
+
+    try:
+        out = port.run(args.path, "json" if args.json else "markdown" if args.markdown else "text")
+    except FileNotFoundError as e:
+        print(e, file=sys.stderr)
+        return 2
+    sys.stdout.write(out)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m torch_ocl", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -80,6 +94,12 @@ def main(argv=None):
     o = sub.add_parser("ops", help="list aten ops with a native ocl kernel")
     o.add_argument("--markdown", action="store_true")
     o.set_defaults(fn=_ops)
+    p = sub.add_parser("port", help="scan a CUDA script or project: what runs under the shim, what needs edits")
+    p.add_argument("path")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--markdown", action="store_true")
+    p.set_defaults(fn=_port)
     c = sub.add_parser("cache", help="program cache")
     c.add_argument("action", choices=["info", "clear"])
     c.set_defaults(fn=_cache)
