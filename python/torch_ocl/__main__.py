@@ -4,6 +4,7 @@
   python -m torch_ocl cache info    program cache directory, files, bytes, hit counts
   python -m torch_ocl cache clear   remove cached program binaries
   python -m torch_ocl ops           aten ops with a native ocl kernel (--markdown for docs/)
+  python -m torch_ocl parity        torch.cuda / torch.accelerator parity (--markdown, --json for docs/)
 """
 
 import argparse
@@ -72,6 +73,17 @@ def _ops(args):
     return 0
 
 
+def _parity(args):
+    from torch_ocl import parity
+
+    d = parity.report(markdown=args.markdown, json_path=args.json)
+    pub = [r for r in d["cuda"] if r["kind"] != "private function"]
+    crashes = [r["name"] for r in d["accelerator"] if r["outcome"] == "crashes"]
+    print(f"torch.cuda names in torch.ocl: {sum(r['ocl'] for r in pub)} of {len(pub)}; "
+          f"torch.accelerator callables probed: {len(d['accelerator'])}, crashing: {crashes or 'none'}")
+    return 1 if crashes else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m torch_ocl", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -80,6 +92,10 @@ def main(argv=None):
     o = sub.add_parser("ops", help="list aten ops with a native ocl kernel")
     o.add_argument("--markdown", action="store_true")
     o.set_defaults(fn=_ops)
+    p = sub.add_parser("parity", help="torch.cuda / torch.accelerator parity tables")
+    p.add_argument("--markdown", metavar="PATH")
+    p.add_argument("--json", metavar="PATH")
+    p.set_defaults(fn=_parity)
     c = sub.add_parser("cache", help="program cache")
     c.add_argument("action", choices=["info", "clear"])
     c.set_defaults(fn=_cache)
