@@ -21,8 +21,10 @@ from .device import (  # noqa: F401
 )
 from .memory import (  # noqa: F401
     empty_cache,
+    get_allocator_backend,
     get_per_process_memory_fraction,
     host_memory_stats,
+    host_memory_stats_as_nested_dict,
     max_memory_allocated,
     max_memory_cached,
     max_memory_reserved,
@@ -61,12 +63,18 @@ from .streams import (  # noqa: F401
     Event,
     ExternalStream,
     Stream,
+    StreamContext,
     current_stream,
     default_stream,
     is_current_stream_capturing,
     set_stream,
     stream,
 )
+
+
+def is_tf32_supported() -> bool:
+    """No OpenCL device computes in TF32: float32 matmuls are float32."""
+    return False
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:

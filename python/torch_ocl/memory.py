@@ -33,16 +33,20 @@ def memory_stats(device: Any = None) -> Dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def memory_stats_as_nested_dict(device: Any = None) -> Dict[str, Any]:
-    """memory_stats() with its dotted keys nested: ``d["allocated_bytes"]["all"]["current"]``."""
+def _nest(flat: Dict[str, Any]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
-    for key, value in memory_stats(device).items():
+    for key, value in flat.items():
         node = out
         *parents, leaf = key.split(".")
         for p in parents:
             node = node.setdefault(p, {})
         node[leaf] = value
     return out
+
+
+def memory_stats_as_nested_dict(device: Any = None) -> Dict[str, Any]:
+    """memory_stats() with its dotted keys nested: ``d["allocated_bytes"]["all"]["current"]``."""
+    return _nest(memory_stats(device))
 
 
 def memory_allocated(device: Any = None) -> int:
@@ -135,6 +139,27 @@ def host_memory_stats() -> Dict[str, int]:
     """Pinned host memory statistics, read through the at::HostAllocator
     registered for the device (torch.cuda.host_memory_stats's keys)."""
     return dict(sorted(_C._host_memory_stats()))
+
+
+def host_memory_stats_as_nested_dict() -> Dict[str, Any]:
+    """host_memory_stats() with its dotted keys nested."""
+    return _nest(host_memory_stats())
+
+
+def get_allocator_backend() -> str:
+    """"native": torch_ocl's own caching allocator (there is no other backend)."""
+    return "native"
+
+
+def _allocation_traceback(data_ptr: int):
+    """The frames of the live allocation starting at ``data_ptr`` (a
+    storage's data_ptr), or None if there is none or it was not recorded
+    (torch.cuda.memory._allocation_traceback)."""
+    for seg in _C._memory_snapshot(False)["segments"]:
+        for b in seg["blocks"]:
+            if b["address"] == data_ptr and b["state"] == "active_allocated":
+                return b["frames"] or None
+    return None
 
 
 def reset_peak_host_memory_stats() -> None:

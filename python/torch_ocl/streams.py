@@ -55,6 +55,26 @@ class ExternalStream:
             "torch.ocl.synchronize() or events.")
 
 
+class StreamContext:
+    """torch.cuda.StreamContext: makes ``stream`` current on its device inside
+    a ``with`` block (None: no change)."""
+
+    def __init__(self, stream: Optional[torch.Stream]):
+        self.stream = stream
+        self._prev = None
+
+    def __enter__(self):
+        if self.stream is not None:
+            self._prev = _C._current_stream(self.stream.device_index)
+            _C._set_stream(self.stream.device_index, self.stream.stream_id)
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.stream is not None:
+            _C._set_stream(self.stream.device_index, self._prev)
+        return False
+
+
 def is_current_stream_capturing() -> bool:
     """ocl has no graph capture, so no stream is ever capturing."""
     return False

@@ -157,3 +157,28 @@ def test_submodules_import_like_cuda():
             "assert torch.ocl.nvtx.range_push('a') == 0 and torch.ocl.nvtx.range_pop() == 0\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_smaller_cuda_names():
+    assert torch.ocl.get_allocator_backend() == "native"
+    assert torch.ocl.is_tf32_supported() is False
+    nested = torch.ocl.host_memory_stats_as_nested_dict()
+    assert nested["active_requests"]["current"] == torch.ocl.host_memory_stats()["active_requests.current"]
+    s = torch.ocl.Stream()
+    before = torch.ocl.current_stream()
+    with torch.ocl.StreamContext(s) as entered:
+        assert entered is s and torch.ocl.current_stream() == s
+    assert torch.ocl.current_stream() == before
+    with torch.ocl.StreamContext(None):
+        assert torch.ocl.current_stream() == before
+
+
+def test_allocation_traceback():
+    torch.ocl.memory._record_memory_history(stacks="python")
+    try:
+        x = torch.empty(100, device="ocl")
+        frames = torch.ocl.memory._allocation_traceback(x.untyped_storage().data_ptr())
+        assert frames and "test_allocation_traceback" in {f["name"] for f in frames}
+        assert torch.ocl.memory._allocation_traceback(x.data_ptr() + 4) is None  # not a block's start
+    finally:
+        torch.ocl.memory._record_memory_history(enabled=None)
