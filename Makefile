@@ -20,7 +20,7 @@ C_BUILD := build/c
 export CCACHE_BASEDIR := $(CURDIR)
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
-.PHONY: demo test setup install ctest pytest sanitize conformance models bench docs clean kernel-profile
+.PHONY: demo test setup install ctest pytest sanitize conformance models bench docs parity clean kernel-profile
 
 demo: install
 	$(VPY) examples/train_gpt.py --preset demo
@@ -92,8 +92,12 @@ bench: install
 	$(VPY) -m torch_ocl.bench --out docs/benchmarks --title "Development machine: PoCL on the CPU beside PyTorch CPU"
 
 # Generated docs that need no long run.
-docs: install
+docs: install parity
 	$(VPY) -m torch_ocl ops --markdown > docs/native_ops.md
+
+# torch.cuda names in torch.ocl, and every torch.accelerator callable run on ocl -> docs/parity.md/.json.
+parity: install
+	$(TEST_ENV) $(VPY) -m torch_ocl parity --markdown docs/parity.md --json docs/parity.json
 
 # Device time per OpenCL kernel, for any program (see tools/kernel_profile.c).
 kernel-profile: build/kernel_profile.so

@@ -11,6 +11,7 @@
 #include "ocl_common.h"
 #include "runtime/ocl_allocator.h"
 #include "runtime/ocl_generator.h"
+#include "runtime/ocl_memory_history.h"
 #include "tocl/fusion.h"
 #include "tocl/program.h"
 
@@ -121,6 +122,7 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_mem_get_info", [](int dev) { return memory_info(dev); });
   m.def("_set_memory_limit", [](int dev, uint64_t bytes) { TOCL_CHECK(tocl_mem_set_limit(dev, bytes)); });
+  register_memory_bindings(m);
   m.def("_is_pinned", [](uintptr_t p) { return tocl_host_is_pinned(reinterpret_cast<void*>(p)) != 0; });
 
   m.def("_current_stream", [](int dev) { return tocl_stream_current(dev); });

@@ -1,10 +1,27 @@
 // ocl_allocator.cpp - the runtime's caching allocator as a c10::DeviceAllocator
-// (so torch.accelerator.memory_* work), and the pinned host allocator.
+// (so torch.accelerator.memory_* work), and the pinned host allocator, which is
+// also the device's at::HostAllocator (torch.accelerator.empty_host_cache).
 #include <c10/core/Allocator.h>
 #include <c10/core/CachingDeviceAllocator.h>
 
+// at::HostAllocator and REGISTER_HOST_ALLOCATOR arrived in torch 2.9 or so;
+// older torch keeps only the hooks' pinned allocator.
+#if __has_include(<ATen/core/CachingHostAllocator.h>)
+// Its alignas(hardware_destructive_interference_size) warns on GCC 12+.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winterference-size"
+#include <ATen/core/CachingHostAllocator.h>
+#pragma GCC diagnostic pop
+#endif
+#if defined(REGISTER_HOST_ALLOCATOR)
+#define TOCL_HAS_HOST_ALLOCATOR 1
+#else
+#define TOCL_HAS_HOST_ALLOCATOR 0
+#endif
+
 #include "ocl_allocator.h"
 #include "ocl_common.h"
+#include "ocl_memory_history.h"
 
 namespace torch_ocl {
 
@@ -12,8 +29,15 @@ namespace {
 
 void device_deleter(void* p) {
   // Deleters cannot throw; a failure here means a bookkeeping bug, and the
-  // runtime has already recorded a message.
-  (void)tocl_mem_free(reinterpret_cast<tocl_addr>(p));
+  // runtime has already recorded a message. A stack that cannot be gathered
+  // only leaves the history without it.
+  tocl_addr a = reinterpret_cast<tocl_addr>(p);
+  try {
+    HistoryScope scope(a);
+    (void)tocl_mem_free(a);
+  } catch (...) {
+    (void)tocl_mem_free(a);
+  }
 }
 
 void set_stat(c10::CachingAllocator::StatArray& a, uint64_t current, uint64_t peak) {
@@ -28,8 +52,10 @@ struct OclDeviceAllocator final : c10::DeviceAllocator {
   c10::DataPtr allocate(size_t n) override {
     int dev = current_device();
     tocl_addr a = 0;
-    if (n)
+    if (n) {
+      HistoryScope scope(0);
       TOCL_CHECK(tocl_mem_alloc(dev, n, &a));
+    }
     void* p = reinterpret_cast<void*>(a);
     return {p, p, &device_deleter,
             c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(dev))};
@@ -82,7 +108,16 @@ struct OclDeviceAllocator final : c10::DeviceAllocator {
 
 void host_deleter(void* p) { (void)tocl_host_free(p); }
 
-struct OclPinnedAllocator final : c10::Allocator {
+#if TOCL_HAS_HOST_ALLOCATOR
+using PinnedBase = at::HostAllocator;
+#else
+using PinnedBase = c10::Allocator;
+#endif
+
+// Pinned memory is not cached: tocl_host_free releases a block at once, or
+// as soon as the copies queued on it are done (host.c). empty_cache releases
+// those whose copies have finished; there is nothing else to give back.
+struct OclPinnedAllocator final : PinnedBase {
   c10::DataPtr allocate(size_t n) override {
     void* p = nullptr;
     if (n)
@@ -93,6 +128,37 @@ struct OclPinnedAllocator final : c10::Allocator {
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     default_copy_data(dest, src, count);
   }
+#if TOCL_HAS_HOST_ALLOCATOR
+  bool record_event(void* ptr, void* /*ctx*/, c10::Stream stream) override {
+    if (!ptr || !tocl_host_is_pinned(ptr) || stream.device_type() != c10::DeviceType::PrivateUse1)
+      return false;
+    TOCL_CHECK(tocl_host_record_use(ptr, stream.device_index(), static_cast<int>(stream.id())));
+    return true;
+  }
+  void empty_cache() override { tocl_host_empty_cache(); }
+  at::HostStats get_stats() override {
+    tocl_host_stats st{};
+    TOCL_CHECK(tocl_host_stats_get(&st));
+    at::HostStats r;
+    auto held = [](c10::CachingAllocator::Stat& s, uint64_t cur, uint64_t peak, uint64_t alloc, uint64_t freed) {
+      s.current = static_cast<int64_t>(cur);
+      s.peak = static_cast<int64_t>(peak);
+      s.allocated = static_cast<int64_t>(alloc);
+      s.freed = static_cast<int64_t>(freed);
+    };
+    held(r.active_requests, st.live_blocks, st.peak_live_blocks, st.alloc_count, st.free_count);
+    held(r.active_bytes, st.live_bytes, st.peak_live_bytes, 0, 0);
+    // "allocations" counts blocks the allocator holds: live ones and freed
+    // ones whose copies are still queued.
+    held(r.allocations, st.live_blocks + st.deferred_blocks, st.peak_live_blocks, st.alloc_count, st.free_count);
+    held(r.allocated_bytes, st.live_bytes + st.deferred_bytes, st.peak_live_bytes, 0, 0);
+    r.num_host_alloc = static_cast<int64_t>(st.alloc_count);
+    r.num_host_free = static_cast<int64_t>(st.free_count);
+    return r;
+  }
+  void reset_accumulated_stats() override { tocl_host_reset_counters(); }
+  void reset_peak_stats() override { tocl_host_reset_peak(); }
+#endif
 };
 
 OclDeviceAllocator g_device_allocator;
@@ -113,6 +179,45 @@ std::pair<size_t, size_t> memory_info(int dev) {
 c10::Allocator* device_allocator() { return &g_device_allocator; }
 c10::Allocator* pinned_allocator() { return &g_pinned_allocator; }
 
+std::vector<std::pair<std::string, int64_t>> host_allocator_stats() {
+  std::vector<std::pair<std::string, int64_t>> out;
+#if TOCL_HAS_HOST_ALLOCATOR
+  // Read through the registry, so this shows what torch itself sees.
+  at::HostStats st = at::getHostAllocator(c10::DeviceType::PrivateUse1)->get_stats();
+  auto put = [&](const char* name, const c10::CachingAllocator::Stat& s) {
+    std::string n(name);
+    out.emplace_back(n + ".current", s.current);
+    out.emplace_back(n + ".peak", s.peak);
+    out.emplace_back(n + ".allocated", s.allocated);
+    out.emplace_back(n + ".freed", s.freed);
+  };
+  put("active_requests", st.active_requests);
+  put("active_bytes", st.active_bytes);
+  put("allocations", st.allocations);
+  put("allocated_bytes", st.allocated_bytes);
+  out.emplace_back("num_host_alloc", st.num_host_alloc);
+  out.emplace_back("num_host_free", st.num_host_free);
+#else
+  TORCH_CHECK(false, "torch_ocl: host allocator statistics need torch with at::HostAllocator (2.9 or later)");
+#endif
+  return out;
+}
+
+void host_allocator_reset(bool peak) {
+#if TOCL_HAS_HOST_ALLOCATOR
+  at::HostAllocator* h = at::getHostAllocator(c10::DeviceType::PrivateUse1);
+  if (peak)
+    h->reset_peak_stats();
+  else
+    h->reset_accumulated_stats();
+#else
+  TORCH_CHECK(false, "torch_ocl: host allocator statistics need torch with at::HostAllocator (2.9 or later)");
+#endif
+}
+
 REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_device_allocator);
+#if TOCL_HAS_HOST_ALLOCATOR
+REGISTER_HOST_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_pinned_allocator);
+#endif
 
 }  // namespace torch_ocl

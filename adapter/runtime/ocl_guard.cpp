@@ -66,6 +66,21 @@ struct OclGuardImpl final : c10::impl::DeviceGuardImplInterface {
     TOCL_CHECK(tocl_stream_set_current(dev, static_cast<int>(s.id())));
     return old;
   }
+  // Dtypes ocl tensors hold with native kernels (torch.accelerator.
+  // get_device_capability()["supported_dtypes"]): float64 only where the
+  // device has cl_khr_fp64; complex, quantized and wide unsigned types run
+  // only through the CPU fallback, so they are not claimed.
+  c10::DeviceCapability getDeviceCapability(c10::Device d) const override {
+    int dev = device_index(d);
+    tocl_device_props p{};
+    TOCL_CHECK(tocl_device_props_get(dev, &p));
+    c10::DeviceCapability cap;
+    auto ok = [&](c10::ScalarType t) { return is_supported_dtype(t) && (t != c10::ScalarType::Double || p.has_fp64); };
+#define TOCL_CAPABILITY(_1, n) cap.capability_data.supported_scalar_types.has_##n = ok(c10::ScalarType::n);
+    AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS(TOCL_CAPABILITY)
+#undef TOCL_CAPABILITY
+    return cap;
+  }
   c10::DeviceIndex deviceCount() const noexcept override {
     return static_cast<c10::DeviceIndex>(tocl_device_count());
   }

@@ -62,6 +62,73 @@ tocl_status tocl_mem_empty_cache(int dev);           /* release unused segments 
  * memory size, or TORCH_OCL_MEMORY_LIMIT bytes if set). Used by tests. */
 tocl_status tocl_mem_set_limit(int dev, uint64_t bytes);
 
+/* What the allocator did, for memory profilers and snapshots. One observer
+ * for the process (NULL: none, and then the allocator pays one pointer test
+ * per event). It is called with the allocator's lock held, on the thread
+ * that caused the event, so it must be quick, must not block, and must not
+ * call any tocl_mem_* or tocl_host_* function. */
+typedef enum tocl_mem_event_kind {
+    TOCL_MEM_EV_ALLOC,           /* a block was handed out */
+    TOCL_MEM_EV_FREE_REQUESTED,  /* tocl_mem_free was called */
+    TOCL_MEM_EV_FREE_COMPLETED,  /* the block is reusable (other streams done) */
+    TOCL_MEM_EV_SEGMENT_ALLOC,   /* a cl_mem segment was created */
+    TOCL_MEM_EV_SEGMENT_FREE,    /* a cl_mem segment was released */
+    TOCL_MEM_EV_OOM,             /* an allocation failed for want of memory */
+} tocl_mem_event_kind;
+
+typedef struct tocl_mem_event {
+    tocl_mem_event_kind kind;
+    int dev;
+    int stream;
+    tocl_addr addr;            /* the caller's address, or the segment base; 0 for OOM */
+    uint64_t size;             /* block bytes as rounded, segment bytes, or (OOM) bytes asked for */
+    uint64_t requested;        /* bytes asked for (ALLOC, FREE_*) */
+    uint64_t allocated_bytes;  /* device totals after the event */
+    uint64_t reserved_bytes;
+    uint64_t device_free;      /* OOM only: bytes below the allocator's limit */
+} tocl_mem_event;
+
+typedef void (*tocl_mem_observer)(const tocl_mem_event *ev, void *user);
+void tocl_mem_set_observer(tocl_mem_observer fn, void *user);
+
+/* The allocator's state: every segment of every device and the blocks that
+ * tile it, in address order. Taken under the lock, so it is consistent. */
+typedef enum tocl_mem_block_state {
+    TOCL_MEM_BLOCK_INACTIVE,          /* cached, free for reuse */
+    TOCL_MEM_BLOCK_ACTIVE_ALLOCATED,  /* held by a caller */
+    TOCL_MEM_BLOCK_AWAITING_FREE,     /* freed, waiting for other streams */
+} tocl_mem_block_state;
+
+typedef struct tocl_mem_block_info {
+    tocl_addr addr;        /* the caller's address for allocated blocks */
+    uint64_t size;         /* as rounded; TORCH_OCL_GUARD's canaries are inactive blocks of their own */
+    uint64_t requested;    /* bytes asked for; 0 when inactive */
+    int stream;
+    tocl_mem_block_state state;
+} tocl_mem_block_info;
+
+typedef struct tocl_mem_segment_info {
+    int dev;
+    int stream;            /* the stream it was created for */
+    int large;             /* pool: 0 small (requests up to 1 MiB), 1 large */
+    tocl_addr addr;
+    uint64_t size;
+    uint64_t allocated;    /* bytes in allocated blocks */
+    uint64_t active;       /* ... plus blocks awaiting free */
+    int first_block;       /* index into tocl_mem_snapshot.blocks */
+    int nblocks;
+} tocl_mem_segment_info;
+
+typedef struct tocl_mem_snapshot {
+    tocl_mem_segment_info *segments;
+    int nsegments;
+    tocl_mem_block_info *blocks;
+    int nblocks;
+} tocl_mem_snapshot;
+
+tocl_status tocl_mem_snapshot_take(tocl_mem_snapshot *out);
+void tocl_mem_snapshot_release(tocl_mem_snapshot *s);
+
 /* Guard mode, for tests: with TORCH_OCL_GUARD=1 (read at the first
  * allocation) every block gets 512 canary bytes before the caller's range and
  * 512-1023 after it, written at allocation and checked when the block is
@@ -95,6 +162,24 @@ int tocl_host_is_pinned(const void *ptr); /* any address inside a live block */
 /* Keep the pinned block containing ptr alive until the work queued so far
  * on (dev, stream) is done (called by async copies). */
 tocl_status tocl_host_record_use(const void *ptr, int dev, int stream);
+
+typedef struct tocl_host_stats {
+    uint64_t live_bytes;        /* in blocks the caller holds */
+    uint64_t peak_live_bytes;
+    uint64_t live_blocks;
+    uint64_t peak_live_blocks;
+    uint64_t deferred_bytes;    /* freed by the caller, still used by queued copies */
+    uint64_t deferred_blocks;
+    uint64_t alloc_count;       /* cumulative */
+    uint64_t free_count;        /* blocks really released */
+} tocl_host_stats;
+
+tocl_status tocl_host_stats_get(tocl_host_stats *out);
+void tocl_host_reset_peak(void);      /* peak := current */
+void tocl_host_reset_counters(void);  /* cumulative counts := 0 */
+/* Release freed blocks whose copies have completed (no host wait). Pinned
+ * memory is not cached for reuse, so nothing else is held back. */
+void tocl_host_empty_cache(void);
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,12 @@ def _register():
     if torch._C._get_privateuse1_backend_name() != "ocl":
         torch.utils.rename_privateuse1_backend("ocl")
     torch._register_device_module("ocl", ocl)
+    # torch.ocl is a plain module, so `import torch.ocl.memory` finds its
+    # submodules only through sys.modules, as torch.cuda's users expect.
+    import sys
+
+    for sub in ("memory", "streams", "nvtx", "random", "amp"):
+        sys.modules[f"torch.ocl.{sub}"] = getattr(ocl, sub)
     # tensor.ocl(), tensor.is_ocl, module.ocl(), storage.ocl() ...
     torch.utils.generate_methods_for_privateuse1_backend(
         for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True

@@ -6,6 +6,7 @@
   python -m torch_ocl ops           aten ops with a native ocl kernel (--markdown for docs/)
   python -m torch_ocl port PATH     CUDA-specific uses in a script or project, each with a verdict
                                     for torch_ocl.transfer_to_ocl (--json, --markdown)
+  python -m torch_ocl parity        torch.cuda / torch.accelerator parity (--markdown, --json for docs/)
 """
 
 import argparse
@@ -86,6 +87,17 @@ def _port(args):
     return 0
 
 
+def _parity(args):
+    from torch_ocl import parity
+
+    d = parity.report(markdown=args.markdown, json_path=args.json)
+    pub = [r for r in d["cuda"] if r["kind"] != "private function"]
+    crashes = [r["name"] for r in d["accelerator"] if r["outcome"] == "crashes"]
+    print(f"torch.cuda names in torch.ocl: {sum(r['ocl'] for r in pub)} of {len(pub)}; "
+          f"torch.accelerator callables probed: {len(d['accelerator'])}, crashing: {crashes or 'none'}")
+    return 1 if crashes else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m torch_ocl", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -100,6 +112,10 @@ def main(argv=None):
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--markdown", action="store_true")
     p.set_defaults(fn=_port)
+    p = sub.add_parser("parity", help="torch.cuda / torch.accelerator parity tables")
+    p.add_argument("--markdown", metavar="PATH")
+    p.add_argument("--json", metavar="PATH")
+    p.set_defaults(fn=_parity)
     c = sub.add_parser("cache", help="program cache")
     c.add_argument("action", choices=["info", "clear"])
     c.set_defaults(fn=_cache)

@@ -10,6 +10,7 @@ from .device import (  # noqa: F401
     device_count,
     device_of,
     get_device_capability,
+    get_device_features,
     get_device_name,
     get_device_properties,
     init,
@@ -20,17 +21,31 @@ from .device import (  # noqa: F401
 )
 from .memory import (  # noqa: F401
     empty_cache,
+    get_allocator_backend,
+    get_per_process_memory_fraction,
+    host_memory_stats,
+    host_memory_stats_as_nested_dict,
     max_memory_allocated,
+    max_memory_cached,
     max_memory_reserved,
     mem_get_info,
     memory_allocated,
+    memory_cached,
     memory_reserved,
+    memory_snapshot,
     memory_stats,
+    memory_stats_as_nested_dict,
     memory_summary,
+    reset_accumulated_host_memory_stats,
     reset_accumulated_memory_stats,
+    reset_max_memory_allocated,
+    reset_max_memory_cached,
+    reset_peak_host_memory_stats,
     reset_peak_memory_stats,
+    set_per_process_memory_fraction,
     set_per_process_memory_limit,
 )
+from . import memory, nvtx, random, streams  # noqa: F401,E402  (torch.ocl.memory, .nvtx, .random, .streams)
 from .random import (  # noqa: F401
     default_generators,
     get_rng_state,
@@ -44,7 +59,22 @@ from .random import (  # noqa: F401
     set_rng_state_all,
 )
 from . import amp  # noqa: F401  (torch.ocl.amp.autocast / GradScaler)
-from .streams import Event, Stream, current_stream, default_stream, set_stream, stream  # noqa: F401
+from .streams import (  # noqa: F401
+    Event,
+    ExternalStream,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_stream,
+    is_current_stream_capturing,
+    set_stream,
+    stream,
+)
+
+
+def is_tf32_supported() -> bool:
+    """No OpenCL device computes in TF32: float32 matmuls are float32."""
+    return False
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:

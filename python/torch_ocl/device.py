@@ -125,7 +125,29 @@ def get_device_name(device: Any = None) -> str:
     return _C._device_props(_index(device))["name"]
 
 
-def get_device_capability(device: Any = None) -> dict:
+def _opencl_c_version(text: str) -> tuple:
+    """(major, minor) from CL_DEVICE_OPENCL_C_VERSION, "OpenCL C <major>.<minor> <vendor text>"."""
+    parts = text.split()
+    if len(parts) >= 3 and parts[0] == "OpenCL" and parts[1] == "C":
+        major, _, minor = parts[2].partition(".")
+        if major.isdigit() and minor[:1].isdigit():
+            return int(major), int(minor[:1])
+    return 1, 2  # the version every OpenCL device supports
+
+
+def get_device_capability(device: Any = None) -> tuple:
+    """A (major, minor) tuple shaped like torch.cuda's: the device's OpenCL C
+    version (1.2 on PoCL 3.1), not a CUDA compute capability. Code that gates
+    CUDA features on ``>= (7, 0)`` or ``>= (8, 0)`` therefore takes its
+    portable path, which is the right one on OpenCL devices. Feature flags
+    are in get_device_features(); torch.accelerator.get_device_capability()
+    lists the dtypes."""
+    return _opencl_c_version(get_device_properties(device).opencl_c_version)
+
+
+def get_device_features(device: Any = None) -> dict:
+    """What get_device_capability() returned before it took torch.cuda's
+    tuple shape: {"fp64", "fp16", "opencl_version"}."""
     p = get_device_properties(device)
     return {"fp64": p.has_fp64, "fp16": p.has_fp16, "opencl_version": p.opencl_version}
 

@@ -43,6 +43,43 @@ def Event(enable_timing: bool = False, blocking: bool = False, interprocess: boo
     return torch.Event(device="ocl", enable_timing=enable_timing, blocking=blocking, interprocess=interprocess)
 
 
+class ExternalStream:
+    """torch.cuda.ExternalStream's counterpart would wrap a cl_command_queue
+    made outside torch_ocl. The runtime owns its queues (32 per device, see
+    runtime/queue/) and cannot adopt a foreign one yet, so this raises."""
+
+    def __new__(cls, stream_ptr: int = 0, device: Any = None, **kwargs):
+        raise NotImplementedError(
+            "torch.ocl.ExternalStream is not supported: the ocl runtime cannot adopt a cl_command_queue created "
+            "outside torch_ocl. Use torch.ocl.Stream(), and synchronise with foreign queues through "
+            "torch.ocl.synchronize() or events.")
+
+
+class StreamContext:
+    """torch.cuda.StreamContext: makes ``stream`` current on its device inside
+    a ``with`` block (None: no change)."""
+
+    def __init__(self, stream: Optional[torch.Stream]):
+        self.stream = stream
+        self._prev = None
+
+    def __enter__(self):
+        if self.stream is not None:
+            self._prev = _C._current_stream(self.stream.device_index)
+            _C._set_stream(self.stream.device_index, self.stream.stream_id)
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.stream is not None:
+            _C._set_stream(self.stream.device_index, self._prev)
+        return False
+
+
+def is_current_stream_capturing() -> bool:
+    """ocl has no graph capture, so no stream is ever capturing."""
+    return False
+
+
 def _wrap(idx: int, sid: int) -> Stream:
     return Stream(stream_id=sid, device_index=idx, device_type=_device_type())
 

@@ -122,10 +122,12 @@ static tocl_status new_segment(int dev, mem_dev *d, size_t size, int large, int 
         s = mem_block_insert(seg, 0, b);
     }
     if (s == TOCL_OK && (s = mem_seg_add(seg)) == TOCL_OK) {
+        seg->stream = stream;
         d->st.reserved_bytes += seg_size;
         d->st.segments++;
         if (d->st.reserved_bytes > d->st.peak_reserved_bytes)
             d->st.peak_reserved_bytes = d->st.reserved_bytes;
+        MEM_EMIT(TOCL_MEM_EV_SEGMENT_ALLOC, dev, d, stream, seg->base, seg_size, 0);
         *out = b;
         return TOCL_OK;
     }
@@ -157,6 +159,7 @@ void mem_release_free_segments(int dev) {
         clReleaseMemObject(seg->buf);
         d->st.reserved_bytes -= seg->size;
         d->st.segments--;
+        MEM_EMIT(TOCL_MEM_EV_SEGMENT_FREE, dev, d, seg->stream, seg->base, seg->size, 0);
         free(seg->blocks[0]);
         free(seg->blocks);
         free(seg);
@@ -191,6 +194,8 @@ void mem_process_pending(int dev, int wait) {
         b->events = NULL;
         b->nevents = 0;
         d->pending[i] = d->pending[--d->npending];
+        MEM_EMIT(TOCL_MEM_EV_FREE_COMPLETED, dev, d, b->stream, b->addr + b->front, b->size - 2 * (size_t)b->front,
+                 0);
         free_block(d, b);
     }
 }
@@ -229,6 +234,10 @@ tocl_status tocl_mem_alloc(int dev, size_t nbytes, tocl_addr *out) {
         char want[32], most[32];
         mem_format_bytes(want, sizeof want, nbytes);
         mem_format_bytes(most, sizeof most, max_alloc);
+        pthread_mutex_lock(&tocl_mem_lock);
+        d->st.ooms++;
+        MEM_EMIT(TOCL_MEM_EV_OOM, dev, d, tocl_stream_current(dev), 0, nbytes, nbytes);
+        pthread_mutex_unlock(&tocl_mem_lock);
         return tocl_fail(TOCL_E_OOM,
                          "OpenCL device %d out of memory: tried to allocate %s in one piece, but its largest single "
                          "buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE) is %s", dev, want, most);
@@ -271,6 +280,7 @@ tocl_status tocl_mem_alloc(int dev, size_t nbytes, tocl_addr *out) {
     if (s != TOCL_OK) {
         if (s == TOCL_E_OOM) {
             d->st.ooms++;
+            MEM_EMIT(TOCL_MEM_EV_OOM, dev, d, stream, 0, nbytes, nbytes);
             s = oom(dev, d, nbytes, cl_err);
         }
         pthread_mutex_unlock(&tocl_mem_lock);
@@ -291,6 +301,7 @@ tocl_status tocl_mem_alloc(int dev, size_t nbytes, tocl_addr *out) {
     if (d->st.allocated_bytes > d->st.peak_allocated_bytes)
         d->st.peak_allocated_bytes = d->st.allocated_bytes;
     *out = b->addr + front;
+    MEM_EMIT(TOCL_MEM_EV_ALLOC, dev, d, stream, *out, b->size - 2 * front, nbytes);
     pthread_mutex_unlock(&tocl_mem_lock);
     return TOCL_OK;
 }
@@ -334,17 +345,20 @@ tocl_status tocl_mem_free(tocl_addr addr) {
         pthread_mutex_unlock(&tocl_mem_lock);
         return s;
     }
-    d->st.allocated_bytes -= b->size - 2 * (size_t)b->front;
+    size_t user_size = b->size - 2 * (size_t)b->front;
+    d->st.allocated_bytes -= user_size;
     d->st.requested_bytes -= b->requested;
     d->st.active_blocks--;
     d->st.free_count++;
     b->allocated = 0;
+    MEM_EMIT(TOCL_MEM_EV_FREE_REQUESTED, b->seg->dev, d, b->stream, addr, user_size, b->requested);
     /* Deferred ops that write here belong to a dead tensor (fused eager). */
     tocl_sched_note_free(b->seg->dev, addr, b->size - 2 * (size_t)b->front);
     if (b->front && !b->used_streams) {
         /* Guard mode: the read-back is queued before any later user of the
          * block on this stream, so the block is reusable at once. */
         mem_guard_read_back(b, NULL, 0);
+        MEM_EMIT(TOCL_MEM_EV_FREE_COMPLETED, b->seg->dev, d, b->stream, addr, user_size, 0);
         s = free_block(d, b);
     } else if (b->used_streams) {
         b->pending = 1;
@@ -366,6 +380,7 @@ tocl_status tocl_mem_free(tocl_addr addr) {
         else if (s == TOCL_OK)
             s = tocl_fail(TOCL_E_INTERNAL, "out of host memory freeing a block; it stays reserved");
     } else {
+        MEM_EMIT(TOCL_MEM_EV_FREE_COMPLETED, b->seg->dev, d, b->stream, addr, user_size, 0);
         s = free_block(d, b);
     }
     pthread_mutex_unlock(&tocl_mem_lock);

@@ -24,6 +24,7 @@ typedef struct host_list {
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static host_list g_live;     /* sorted by ptr, for lookups of any inner address */
 static host_list g_deferred; /* freed by the caller, still used by queued copies */
+static tocl_host_stats g_st;  /* deferred_* are counted on read */
 
 static tocl_status list_reserve(host_list *l) {
     if (l->n < l->cap)
@@ -75,6 +76,7 @@ static void prune(host_block *b) {
 }
 
 static void release(host_block *b) {
+    g_st.free_count++;
     if (b->locked)
         munlock(b->ptr, b->size);
     free(b->ptr);
@@ -118,6 +120,13 @@ tocl_status tocl_host_alloc(size_t nbytes, void **out) {
         memmove(&g_live.v[at + 1], &g_live.v[at], (size_t)(g_live.n - at) * sizeof *g_live.v);
         g_live.v[at] = (host_block){.ptr = p, .size = nbytes, .locked = locked};
         g_live.n++;
+        g_st.alloc_count++;
+        g_st.live_bytes += nbytes;
+        g_st.live_blocks++;
+        if (g_st.live_bytes > g_st.peak_live_bytes)
+            g_st.peak_live_bytes = g_st.live_bytes;
+        if (g_st.live_blocks > g_st.peak_live_blocks)
+            g_st.peak_live_blocks = g_st.live_blocks;
     }
     pthread_mutex_unlock(&g_mu);
     if (s != TOCL_OK) {
@@ -143,6 +152,8 @@ tocl_status tocl_host_free(void *ptr) {
     host_block b = g_live.v[i];
     memmove(&g_live.v[i], &g_live.v[i + 1], (size_t)(g_live.n - i - 1) * sizeof *g_live.v);
     g_live.n--;
+    g_st.live_bytes -= b.size;
+    g_st.live_blocks--;
     prune(&b);
     tocl_status s = TOCL_OK;
     if (b.nevents == 0) {
@@ -203,4 +214,37 @@ tocl_status tocl_host_record_use(const void *ptr, int dev, int stream) {
         clReleaseEvent(ev);
     }
     return s;
+}
+
+tocl_status tocl_host_stats_get(tocl_host_stats *out) {
+    if (!out)
+        return tocl_fail(TOCL_E_INVALID, "tocl_host_stats_get: out is NULL");
+    pthread_mutex_lock(&g_mu);
+    *out = g_st;
+    out->deferred_blocks = (uint64_t)g_deferred.n;
+    out->deferred_bytes = 0;
+    for (int i = 0; i < g_deferred.n; i++)
+        out->deferred_bytes += g_deferred.v[i].size;
+    pthread_mutex_unlock(&g_mu);
+    return TOCL_OK;
+}
+
+void tocl_host_reset_peak(void) {
+    pthread_mutex_lock(&g_mu);
+    g_st.peak_live_bytes = g_st.live_bytes;
+    g_st.peak_live_blocks = g_st.live_blocks;
+    pthread_mutex_unlock(&g_mu);
+}
+
+void tocl_host_reset_counters(void) {
+    pthread_mutex_lock(&g_mu);
+    g_st.alloc_count = 0;
+    g_st.free_count = 0;
+    pthread_mutex_unlock(&g_mu);
+}
+
+void tocl_host_empty_cache(void) {
+    pthread_mutex_lock(&g_mu);
+    collect_deferred();
+    pthread_mutex_unlock(&g_mu);
 }

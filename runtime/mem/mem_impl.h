@@ -47,6 +47,7 @@ struct mem_segment {
     cl_mem buf;
     int dev;
     int large;              /* pool: 0 small, 1 large */
+    int stream;             /* the stream it was created for (snapshots) */
     mem_block **blocks;     /* sorted by address, tiling [base, base + size) */
     int nblocks, cap;
 };
@@ -101,6 +102,17 @@ void mem_guard_arm(mem_block *b);                /* write the canaries on b's st
 void mem_guard_read_back(const mem_block *b, const cl_event *wait, int nwait);
 void mem_guard_poll(int wait);                   /* check completed read-backs (all of them: wait) */
 void mem_guard_check_live(int dev);              /* blocking check of every live block */
+
+/* observe.c: tell the observer (tocl_mem_set_observer), if any. Caller
+ * holds tocl_mem_lock; `d` gives the device totals. */
+extern tocl_mem_observer mem_observer;
+void mem_emit(tocl_mem_event_kind kind, int dev, const mem_dev *d, int stream, tocl_addr addr, uint64_t size,
+              uint64_t requested);
+#define MEM_EMIT(kind, dev, d, stream, addr, size, requested)                      \
+    do {                                                                          \
+        if (mem_observer)                                                         \
+            mem_emit((kind), (dev), (d), (stream), (addr), (size), (requested));  \
+    } while (0)
 
 /* alloc.c: used by stats.c's tocl_mem_empty_cache. */
 void mem_release_free_segments(int dev);
