@@ -355,8 +355,12 @@ def test_new_torch_ocl_names_are_picked_up(shim, monkeypatch):
 def test_backend_flags_settable_and_probes_real():
     cudnn_real = torch.backends.cudnn.is_available()  # compiled in: True on CUDA wheels, whatever the machine
     _transfer.apply()
+    # A script runs in a process of its own; in this one, importing
+    # torch.testing._internal (another test file may have) freezes the
+    # backend flags, so set them as torch's own tests do.
     try:
-        _flags_under_shim(cudnn_real)
+        with torch.backends.__allow_nonbracketed_mutation():
+            _flags_under_shim(cudnn_real)
     finally:
         _transfer.undo()
 
