@@ -322,7 +322,7 @@ def summarize(rows):
     return {
         "models": len(models), "forward_pass": sum(r["forward"] == "pass" for r in models),
         "train_pass": sum(r["train"] == "pass" for r in models), "generate_models": len(gen),
-        "compiled_models": compiled_check.summary(models)[0], "compiled_pass": compiled_check.summary(models)[1],
+        **dict(zip(("compiled_models", "compiled_pass"), compiled_check.summary(models))),
         "generate_pass": sum(r["generate"] == "pass" for r in gen),
         "checks_pass": sum(c["status"] == "pass" for c in checks), "checks": checks,
         "fallback_ops": dict(sorted(ranked.items(), key=lambda kv: (-len(kv[1]), kv[0]))), "rows": models,

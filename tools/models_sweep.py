@@ -282,7 +282,7 @@ def summarize(rows, seconds):
         "date": time.strftime("%Y-%m-%d"), "seconds": round(seconds, 1), "batch": BATCH,
         "models": len(rows), "forward_pass": sum(r["forward"] == "pass" for r in rows),
         "train_pass": sum(r["train"] == "pass" for r in rows),
-        "compiled_models": compiled_check.summary(rows)[0], "compiled_pass": compiled_check.summary(rows)[1],
+        **dict(zip(("compiled_models", "compiled_pass"), compiled_check.summary(rows))),
         "fallback_ops": dict(sorted(ranked.items(), key=lambda kv: (-len(kv[1]), kv[0]))),
         "rows": rows,
     }

@@ -89,16 +89,9 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
   at::assert_no_partial_overlap(out, index);
   if (index.numel() == 0)
     return out;
-  int64_t n = size0(self, dim);
-  auto r = index_range(index);
-  TORCH_CHECK(r.first >= 0 && r.second < n, "index ", bad_value(r, 0), " is out of bounds for dimension ", dim,
-              " with size ", n);
   c10::DeviceGuard guard(self.device());
-  std::vector<int64_t> st(index.dim(), 0);
-  for (int64_t d = 0; d < index.dim(); d++)
-    st[d] = d == dim ? 0 : stride0(self, d);
   Spec sp;
-  sp.add(to_tocl_tensor(index), n, stride0(self, dim));
+  std::vector<int64_t> st = along_dim(self, dim, index, sp);
   tocl_tensor dst = to_tocl_tensor(out), src = restride(self, index.sizes(), st);
   TOCL_CHECK(tocl_index_gather(dev_of(self), stream_of(self), &dst, &src, &sp.s));
   return out;

@@ -71,4 +71,19 @@ struct Spec {
 inline int64_t size0(const at::Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }
 inline int64_t stride0(const at::Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.stride(dim); }
 
+// gather and scatter along dim: checks index's values against base's size
+// at dim, makes index the spec's indexed operand (the offset along dim),
+// and returns base's strides at index's sizes with 0 at dim, for restride().
+inline std::vector<int64_t> along_dim(const at::Tensor& base, int64_t dim, const at::Tensor& index, Spec& sp) {
+  int64_t n = size0(base, dim);
+  auto r = index_range(index);
+  TORCH_CHECK(r.first >= 0 && r.second < n, "index ", bad_value(r, 0), " is out of bounds for dimension ", dim,
+              " with size ", n);
+  std::vector<int64_t> st(index.dim(), 0);
+  for (int64_t d = 0; d < index.dim(); d++)
+    st[d] = d == dim ? 0 : stride0(base, d);
+  sp.add(to_tocl_tensor(index), n, stride0(base, dim));
+  return st;
+}
+
 }  // namespace torch_ocl::index_util

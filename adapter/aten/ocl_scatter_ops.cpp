@@ -29,16 +29,9 @@ void scatter_into(const at::Tensor& out, int64_t dim, const at::Tensor& index, c
   check_same_device(out, index, name, "index");
   if (src)
     check_same_device(out, *src, name, "src");
-  int64_t n = size0(out, dim);
-  auto r = index_range(index);
-  TORCH_CHECK(r.first >= 0 && r.second < n, "index ", bad_value(r, 0), " is out of bounds for dimension ", dim,
-              " with size ", n);
   c10::DeviceGuard guard(out.device());
-  std::vector<int64_t> st(index.dim(), 0);
-  for (int64_t d = 0; d < index.dim(); d++)
-    st[d] = d == dim ? 0 : stride0(out, d);
   Spec sp;
-  sp.add(to_tocl_tensor(index), n, stride0(out, dim));
+  std::vector<int64_t> st = along_dim(out, dim, index, sp);
   if (index.dim() > 0)
     sp.serial(dim);  // elements that may collide, in index order: deterministic
   tocl_tensor dst = restride(out, index.sizes(), st);
