@@ -7,6 +7,7 @@
 #include <torch/csrc/Generator.h>
 
 #include "aten/ocl_pointwise_table.h"
+#include "distributed/ocl_process_group.h"
 #include "fallback.h"
 #include "ocl_common.h"
 #include "runtime/ocl_allocator.h"
@@ -123,6 +124,12 @@ PYBIND11_MODULE(_C, m) {
   m.def("_mem_get_info", [](int dev) { return memory_info(dev); });
   m.def("_set_memory_limit", [](int dev, uint64_t bytes) { TOCL_CHECK(tocl_mem_set_limit(dev, bytes)); });
   register_memory_bindings(m);
+  // c10d's Python types exist only once torch.distributed is imported, so
+  // the backend class is bound on demand (torch_ocl.distributed does it).
+  m.def("_register_distributed", [m]() mutable {
+    if (!py::hasattr(m, "_ProcessGroupOCL"))
+      register_distributed_bindings(m);
+  });
   m.def("_is_pinned", [](uintptr_t p) { return tocl_host_is_pinned(reinterpret_cast<void*>(p)) != 0; });
 
   m.def("_current_stream", [](int dev) { return tocl_stream_current(dev); });

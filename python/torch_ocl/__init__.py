@@ -72,4 +72,9 @@ from . import compile as _compile  # noqa: E402
 from .compile import compile_stats, reset_compile_stats  # noqa: E402,F401
 
 _compile.install()
+
+# torch.distributed: the "oclgloo" backend for ocl tensors.
+from . import distributed as _distributed  # noqa: E402
+
+_distributed.register()
 _initialized = True
