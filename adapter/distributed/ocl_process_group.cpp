@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <sstream>
 #include <tuple>
@@ -159,6 +160,29 @@ void use_comm_stream(int dev) {
   TOCL_CHECK(tocl_stream_set_current(dev, streams[dev]));
 }
 
+// An error from Gloo (a timeout, a dead peer) named after the collective,
+// as torch.distributed.DistBackendError; the backend's own checks already
+// name it and pass through as they are.
+std::exception_ptr named_error(const char* title, std::exception_ptr e) {
+  std::string msg;
+  try {
+    std::rethrow_exception(e);
+  } catch (const c10::Error& err) {
+    msg = err.what_without_backtrace();
+  } catch (const std::exception& err) {
+    msg = err.what();
+  } catch (...) {
+    msg = "unknown error";
+  }
+  if (msg.rfind("oclgloo", 0) == 0)
+    return e;
+  try {
+    C10_THROW_ERROR(DistBackendError, c10::str(title, " failed: ", msg));
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
 // ------------------------------------------------------------------ work
 
 class WorkOCL : public c10d::Work {
@@ -269,8 +293,11 @@ class Fifo {
 
 class ProcessGroupOCL : public c10d::Backend {
  public:
-  ProcessGroupOCL(c10::intrusive_ptr<c10d::Backend> inner, int rank, int size, bool check)
-      : Backend(rank, size), inner_(std::move(inner)), check_(check) {
+  // checker (optional): a second group over the same ranks for the
+  // cross-rank agreement check; without it no check is made.
+  ProcessGroupOCL(c10::intrusive_ptr<c10d::Backend> inner, c10::intrusive_ptr<c10d::Backend> checker, int rank,
+                  int size)
+      : Backend(rank, size), inner_(std::move(inner)), checker_(std::move(checker)) {
     TORCH_CHECK(inner_, "oclgloo: the inner backend is None");
     issue_thread_ = std::thread([this] { issue_loop(); });
     complete_thread_ = std::thread([this] { complete_loop(); });
@@ -812,14 +839,25 @@ class ProcessGroupOCL : public c10d::Backend {
       o << " root/count " << k[3];
     return o.str();
   }
-  // One small all-gather of every rank's key on the inner backend, in queue
-  // order (so it pairs up like any collective). Throws on every rank.
-  void agree_across_ranks(const Job& job) {
+  // Every rank's key, all-gathered on the checking backend: a second Gloo
+  // group, so that the check does not queue behind earlier data transfers
+  // on the inner one (it runs while this job's inputs are copied to host).
+  struct Agreement {
+    at::Tensor all;
+    c10::intrusive_ptr<c10d::Work> work;
+  };
+  Agreement start_agreement(const Job& job) {
     int64_t n = static_cast<int64_t>(job.agree.size());
     at::Tensor mine = at::tensor(job.agree, at::kLong);
-    at::Tensor all = at::empty({size_ * n}, at::kLong);
-    inner_->_allgather_base(all, mine)->wait();
-    const int64_t* a = all.data_ptr<int64_t>();
+    Agreement a{at::empty({size_ * n}, at::kLong), nullptr};
+    a.work = checker_->_allgather_base(a.all, mine);
+    return a;
+  }
+  // Throws on every rank (they all see the same keys).
+  void finish_agreement(const Job& job, Agreement& agreement) {
+    agreement.work->wait();
+    int64_t n = static_cast<int64_t>(job.agree.size());
+    const int64_t* a = agreement.all.data_ptr<int64_t>();
     for (int r = 0; r < size_; r++) {
       // Sizes are shown but not compared: Gloo, like NCCL, needs only the
       // element counts to agree ([4, 2] against [8] is fine).
@@ -871,10 +909,13 @@ class ProcessGroupOCL : public c10d::Backend {
           use_comm_stream(job->dev);
           TOCL_CHECK(tocl_event_block(job->ready.get(), job->dev, tocl_stream_current(job->dev)));
         }
-        if (check_ && !job->agree.empty())
-          agree_across_ranks(*job);
+        std::optional<Agreement> agreement;
+        if (checker_ && !job->agree.empty())
+          agreement = start_agreement(*job);
         for (const auto& t : job->reads)
           job->in.push_back(to_host(t));
+        if (agreement)
+          finish_agreement(*job, *agreement);
         if (job->inplace)
           job->out = job->in;
         else
@@ -884,7 +925,7 @@ class ProcessGroupOCL : public c10d::Backend {
         job->inner = job->issue(job->in, job->out);
         complete_q_.push(std::move(job));
       } catch (...) {
-        job->work->fail(std::current_exception());
+        job->work->fail(named_error(job->title, std::current_exception()));
       }
       job.reset();
     }
@@ -910,7 +951,7 @@ class ProcessGroupOCL : public c10d::Backend {
         job->work->complete(job->result, job->inner);
         record(*job);
       } catch (...) {
-        job->work->fail(std::current_exception());
+        job->work->fail(named_error(job->title, std::current_exception()));
       }
       job.reset();
     }
@@ -924,7 +965,7 @@ class ProcessGroupOCL : public c10d::Backend {
   }
 
   c10::intrusive_ptr<c10d::Backend> inner_;
-  const bool check_;  // agree_across_ranks before each collective
+  c10::intrusive_ptr<c10d::Backend> checker_;  // agreement checks (null: none)
   std::mutex timeline_mu_;
   std::deque<Span> timeline_;
   Fifo<JobPtr> issue_q_, complete_q_;
@@ -936,10 +977,11 @@ class ProcessGroupOCL : public c10d::Backend {
 
 void register_distributed_bindings(py::module& m) {
   py::class_<ProcessGroupOCL, c10d::Backend, c10::intrusive_ptr<ProcessGroupOCL>>(m, "_ProcessGroupOCL")
-      .def(py::init([](const c10::intrusive_ptr<c10d::Backend>& inner, int rank, int size, bool check) {
-             return c10::make_intrusive<ProcessGroupOCL>(inner, rank, size, check);
+      .def(py::init([](const c10::intrusive_ptr<c10d::Backend>& inner,
+                       const std::optional<c10::intrusive_ptr<c10d::Backend>>& checker, int rank, int size) {
+             return c10::make_intrusive<ProcessGroupOCL>(inner, checker.value_or(nullptr), rank, size);
            }),
-           py::arg("inner"), py::arg("rank"), py::arg("size"), py::arg("check") = true)
+           py::arg("inner"), py::arg("checker"), py::arg("rank"), py::arg("size"))
       .def_property_readonly("inner", &ProcessGroupOCL::inner)
       .def("_timeline", &ProcessGroupOCL::timeline, py::arg("clear") = false)
       .def("_stop", &ProcessGroupOCL::stop, py::call_guard<py::gil_scoped_release>());

@@ -27,14 +27,18 @@ BACKEND = "oclgloo"
 def _create_backend(opts, pg_options=None):
     """c10d's extended-API factory: an inner Gloo backend on the same store,
     wrapped by the ocl backend (no Gloo headers are needed to build it)."""
-    from torch.distributed import ProcessGroupGloo
+    from torch.distributed import PrefixStore, ProcessGroupGloo
 
     _C._register_distributed()
     gloo = ProcessGroupGloo(opts.store, opts.group_rank, opts.group_size, opts.timeout)
     # Each collective first checks that every rank's call matches (dtype,
-    # shape, op, root): one small all-gather. TORCH_OCL_DIST_CHECK=0 skips it.
-    check = os.environ.get("TORCH_OCL_DIST_CHECK", "1") != "0"
-    return _C._ProcessGroupOCL(gloo, opts.group_rank, opts.group_size, check)
+    # size, op, root) with one small all-gather on a second Gloo group, so a
+    # mismatch is a clear error instead of Gloo's abort. TORCH_OCL_DIST_CHECK=0
+    # skips it.
+    checker = None
+    if os.environ.get("TORCH_OCL_DIST_CHECK", "1") != "0":
+        checker = ProcessGroupGloo(PrefixStore("agree/", opts.store), opts.group_rank, opts.group_size, opts.timeout)
+    return _C._ProcessGroupOCL(gloo, checker, opts.group_rank, opts.group_size)
 
 
 def register() -> bool:
