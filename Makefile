@@ -20,12 +20,12 @@ C_BUILD := build/c
 export CCACHE_BASEDIR := $(CURDIR)
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
-.PHONY: demo test setup install ctest pytest sanitize conformance models bench docs parity clean kernel-profile
+.PHONY: demo test test-distributed pytest-distributed setup install ctest pytest sanitize conformance models bench docs parity clean kernel-profile
 
 demo: install
 	$(VPY) examples/train_gpt.py --preset demo
 
-test: install ctest pytest
+test: install ctest pytest pytest-distributed
 
 setup: $(STAMPS)/pip
 
@@ -69,6 +69,17 @@ ctest: $(C_BUILD)/build.ninja
 pytest: install
 	$(TEST_ENV) TORCH_OCL_EAGER=strict TORCH_OCL_GUARD=1 $(VPY) -m pytest -q -n $(JOBS) tests/python
 	$(TEST_ENV) TORCH_OCL_EAGER=fused $(VPY) -m pytest -q -n $(JOBS) tests/python
+
+# Distributed tests (tests/distributed): real process groups of spawned ranks
+# over loopback, rank r on ocl:r. Four PoCL devices for the 2x2 meshes.
+# `make test` runs the configurations not marked slow (once, in the default
+# eager mode); `make test-distributed` runs every one (CI runs both).
+DIST_ENV := POCL_DEVICES="pthread pthread pthread pthread" GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1
+pytest-distributed: install
+	$(DIST_ENV) $(VPY) -m pytest -q -n $(JOBS) -m "not slow" tests/distributed
+
+test-distributed: install
+	$(DIST_ENV) $(VPY) -m pytest -q -n $(JOBS) tests/distributed
 
 # The C runtime and its tests under AddressSanitizer + UndefinedBehaviorSanitizer.
 # (Leak checking is off: the OpenCL driver keeps process-lifetime allocations.)

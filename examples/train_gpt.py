@@ -8,6 +8,11 @@ demo and test settings are smaller so they finish in seconds on a CPU-backed
 OpenCL device.
 
     python examples/train_gpt.py [--preset full|demo|test] [--steps N] [--device ocl|cpu] [--profile PATH]
+    torchrun --standalone --nproc-per-node=2 examples/train_gpt.py --parallel ddp|fsdp
+
+--parallel trains data-parallel over the ranks torchrun starts (rank r on
+ocl:LOCAL_RANK, collectives through the oclgloo backend): each rank takes its
+slice of the same global batch, so the loss curve is the single-process one.
 
 --profile PATH profiles one training step (the third, after kernels are
 built) with torch.profiler, writes its Chrome trace to PATH (open it in
@@ -115,12 +120,48 @@ def profiled(device, path, fn):
     print(f"Chrome trace of one step written to {path}")
 
 
+def init_parallel(device):
+    """Join the process group torchrun describes (RANK, WORLD_SIZE,
+    LOCAL_RANK, MASTER_ADDR/PORT in the environment); return the rank's
+    device, rank and world size."""
+    import torch.distributed as dist
+
+    if "RANK" not in os.environ:
+        sys.exit("--parallel needs the environment torchrun sets: "
+                 "torchrun --standalone --nproc-per-node=2 examples/train_gpt.py --parallel ddp")
+    local = int(os.environ.get("LOCAL_RANK", 0))
+    if device.type != "cpu":
+        device = torch.device(device.type, local)
+        torch.accelerator.set_device_index(local)
+    # No backend named: the device's default (ocl -> oclgloo, for CPU tensors too).
+    dist.init_process_group(device_id=device if device.type != "cpu" else None)
+    return device, dist.get_rank(), dist.get_world_size()
+
+
+def wrap_parallel(model, mode, device):
+    if mode == "ddp":
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        return DDP(model, device_ids=[device.index] if device.type != "cpu" else None)
+    from torch.distributed.fsdp import fully_shard
+
+    for blk in model.blocks:
+        fully_shard(blk)
+    return fully_shard(model)
+
+
 def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed=0, sample_chars=0,
-          profile_path=None, compile=False):
+          profile_path=None, compile=False, parallel=None):
     """Train; return the list of per-step losses (and print a sample if asked).
     With profile_path, the third step (or the last, if fewer) is profiled.
-    compile: run the model under torch.compile (backend "ocl" on ocl)."""
+    compile: run the model under torch.compile (backend "ocl" on ocl).
+    parallel: "ddp" or "fsdp" inside a torchrun launch; losses are the
+    global batch's (the mean over ranks)."""
     device = torch.device(device)
+    rank, world = 0, 1
+    if parallel:
+        device, rank, world = init_parallel(device)
+        progress = progress and rank == 0
     width, layers, heads, context, batch, default_steps, lr = PRESETS[preset]
     steps = steps or default_steps
     chars, data = load_text()
@@ -128,6 +169,9 @@ def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed
     model = GPT(len(chars), width, layers, heads, context)
     n_params = sum(p.numel() for p in model.parameters())
     model = model.to(device)
+    if parallel:
+        assert batch % world == 0, f"the batch of {batch} does not split over {world} ranks"
+        model = wrap_parallel(model, parallel, device)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     fwd = compiled(model, device) if compile else model
     g = torch.Generator().manual_seed(seed)
@@ -138,6 +182,7 @@ def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed
 
     def one_step(step):
         starts = torch.randint(0, len(data) - context - 1, (batch,), generator=g)
+        starts = starts.chunk(world)[rank]  # this rank's slice of the global batch
         x = torch.stack([data[s:s + context] for s in starts]).to(device)
         y = torch.stack([data[s + 1:s + context + 1] for s in starts]).to(device)
         with torch.autocast(device.type, dtype=torch.bfloat16) if amp else contextlib.nullcontext():
@@ -150,6 +195,9 @@ def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed
         for grp in opt.param_groups:
             grp["lr"] = lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / steps)))
         opt.step()
+        if world > 1:
+            loss = loss.detach().clone()
+            torch.distributed.all_reduce(loss, op=torch.distributed.ReduceOp.AVG)
         losses.append(loss.item())
 
     for step in bar:
@@ -158,7 +206,9 @@ def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed
         else:
             one_step(step)
         bar.set_postfix(loss=f"{losses[-1]:.3f}")
-    if sample_chars:
+    if parallel:
+        torch.distributed.destroy_process_group()
+    elif sample_chars:
         model.eval()
         print("sample:", repr(sample(model, chars, device, sample_chars)))
     return losses
@@ -172,14 +222,23 @@ def main():
     ap.add_argument("--no-amp", action="store_true", help="train in float32 instead of bfloat16 autocast")
     ap.add_argument("--compile", action="store_true", help="run the model under torch.compile")
     ap.add_argument("--profile", metavar="PATH", help="profile one step; write its Chrome trace to PATH")
+    ap.add_argument("--parallel", choices=["ddp", "fsdp"], help="data-parallel over torchrun's ranks")
+    ap.add_argument("--losses-json", metavar="PATH", help="write the per-step losses to PATH (rank 0)")
     args = ap.parse_args()
     device = torch.device(args.device)
     describe(device)
     quiet_fallbacks(device)
     t0 = time.perf_counter()
     losses = train(device, args.preset, args.steps, amp=not args.no_amp, sample_chars=120, profile_path=args.profile,
-                   compile=args.compile)
+                   compile=args.compile, parallel=args.parallel)
     elapsed = time.perf_counter() - t0
+    if args.parallel and int(os.environ.get("RANK", 0)) != 0:
+        return
+    if args.losses_json:
+        import json
+
+        with open(args.losses_json, "w") as f:
+            json.dump(losses, f)
     first, last, k = loss_progress(losses)
     print(f"loss {first:.3f} -> {last:.3f} (mean of first and last {k} steps), "
           f"{len(losses) / elapsed:.2f} steps/s")

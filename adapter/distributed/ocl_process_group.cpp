@@ -19,7 +19,9 @@
 
 #ifdef TOCL_WITH_C10D
 
+#include <array>
 #include <condition_variable>
+#include <cxxabi.h>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -32,6 +34,7 @@
 #include <ATen/ATen.h>
 #include <pybind11/chrono.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/reducer_timer.hpp>
 #include <torch/csrc/utils/pybind.h>
 
 #include "ocl_common.h"
@@ -924,6 +927,8 @@ class ProcessGroupOCL : public c10d::Backend {
         job->issued_ns = now_ns();
         job->inner = job->issue(job->in, job->out);
         complete_q_.push(std::move(job));
+      } catch (abi::__forced_unwind&) {
+        throw;  // pthread_exit (Python's finalization ends threads that ask for the GIL): let it unwind
       } catch (...) {
         job->work->fail(named_error(job->title, std::current_exception()));
       }
@@ -950,6 +955,8 @@ class ProcessGroupOCL : public c10d::Backend {
             job->writes[i].copy_(job->out[i]);
         job->work->complete(job->result, job->inner);
         record(*job);
+      } catch (abi::__forced_unwind&) {
+        throw;  // pthread_exit (Python's finalization ends threads that ask for the GIL): let it unwind
       } catch (...) {
         job->work->fail(named_error(job->title, std::current_exception()));
       }
@@ -973,7 +980,49 @@ class ProcessGroupOCL : public c10d::Backend {
   std::once_flag stopped_;
 };
 
+// DDP's per-iteration timings (ddp._get_ddp_logging_data(): forward,
+// backward compute and communication times) for ocl modules, as CudaTimer
+// does for CUDA: events on the current stream, read on the device clock.
+class OclTimer : public c10d::Timer {
+ public:
+  explicit OclTimer(c10::Device d) : dev_(d.index() < 0 ? current_device() : d.index()) {}
+  ~OclTimer() override {
+    for (auto* e : events_)
+      tocl_event_destroy(e);
+  }
+  void record(Event event) override {
+    Timer::record(event);  // the host timestamp DDP also reports
+    tocl_event*& e = events_[static_cast<int>(event)];
+    if (!e && tocl_event_create(&e) != TOCL_OK)
+      return;
+    if (tocl_event_record(e, dev_, tocl_stream_current(dev_)) != TOCL_OK)
+      return;
+    recorded_[static_cast<int>(event)] = true;
+  }
+  std::optional<int64_t> measureDifference(Event start, Event end) override {
+    int a = static_cast<int>(start), b = static_cast<int>(end);
+    if (!recorded_[a] || !recorded_[b])
+      return std::nullopt;
+    double ms = 0;
+    if (tocl_event_sync(events_[b]) != TOCL_OK || tocl_event_elapsed_ms(events_[a], events_[b], &ms) != TOCL_OK)
+      return std::nullopt;
+    return static_cast<int64_t>(ms * 1e6);
+  }
+
+ private:
+  int dev_;
+  std::array<tocl_event*, 5> events_{};
+  std::array<bool, 5> recorded_{};
+};
+
 }  // namespace
+}  // namespace torch_ocl
+
+namespace c10d {
+C10_REGISTER_TYPED_CLASS(TimerRegistry, c10::kPrivateUse1, torch_ocl::OclTimer);
+}  // namespace c10d
+
+namespace torch_ocl {
 
 void register_distributed_bindings(py::module& m) {
   py::class_<ProcessGroupOCL, c10d::Backend, c10::intrusive_ptr<ProcessGroupOCL>>(m, "_ProcessGroupOCL")
