@@ -392,12 +392,25 @@ def test_compile_default_backend_under_shim(shim):
     torch._dynamo.reset()
 
 
-def test_nccl_is_refused_with_the_reason(shim):
+def test_nccl_runs_on_the_ocl_backend(shim):
     import torch.distributed as dist
 
-    store = dist.HashStore()
-    with pytest.raises(RuntimeError, match="issue 16"):
-        dist.init_process_group("nccl", store=store, rank=0, world_size=1)
+    dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        assert dist.get_backend() == "cpu:gloo,ocl:oclgloo"
+        t = torch.ones(3, device="cuda")
+        dist.all_reduce(t)
+        assert t.device.type == "ocl" and t.cpu().tolist() == [1.0, 1.0, 1.0]
+    finally:
+        dist.destroy_process_group()
+
+
+def test_nccl_without_an_ocl_backend_is_refused_with_the_reason(shim, monkeypatch):
+    import torch.distributed as dist
+
+    monkeypatch.delitem(dist.Backend.default_device_backend_map, "ocl", raising=False)
+    with pytest.raises(RuntimeError, match="no distributed backend"):
+        dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
     assert not dist.is_initialized()
 
 

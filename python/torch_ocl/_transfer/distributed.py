@@ -1,9 +1,10 @@
 """dist.init_process_group("nccl") under the shim.
 
-"nccl" becomes the ocl c10d backend when one is registered for the ocl
-device (issue 16 adds it). Until then it raises: Gloo could carry CPU
-tensors, but a script written for NCCL hands the collectives its device
-tensors, which Gloo refuses with errors that say nothing about the cause.
+"nccl" becomes "cpu:gloo,ocl:<the ocl backend>" (oclgloo, which torch_ocl
+registers on import). Without an ocl backend (a torch without distributed or
+Gloo) it raises: Gloo could carry CPU tensors, but a script written for NCCL
+hands the collectives its device tensors, which Gloo refuses with errors
+that say nothing about the cause.
 """
 
 import torch.distributed as dist
@@ -20,8 +21,9 @@ def map_backend(backend):
     ocl = ocl_backend()
     if ocl is None:
         raise RuntimeError(
-            f"init_process_group(backend={backend!r}): torch_ocl has no distributed backend for ocl tensors "
-            "yet (issue 16), so torch_ocl.transfer_to_ocl cannot stand in for NCCL. Run the script as a "
+            f"init_process_group(backend={backend!r}): this torch has no distributed backend for ocl tensors "
+            "(torch_ocl's oclgloo needs torch.distributed with Gloo), so torch_ocl.transfer_to_ocl cannot "
+            "stand in for NCCL. Run the script as a "
             "single process (without torchrun / RANK), or give backend='gloo' and keep the tensors you "
             "communicate on the CPU."
         )

@@ -3,7 +3,7 @@ Markdown, JSON and a PNG chart.
 
   python -m torch_ocl.bench                  full suite, all devices
   python -m torch_ocl.bench --quick          small sizes (a minute or two)
-  --devices cpu,ocl:0   --suite micro,models,fusion,compile   --price ocl:0=0.5,cpu=0.1
+  --devices cpu,ocl:0   --suite micro,models,fusion,compile,distributed   --price ocl:0=0.5,cpu=0.1
   --out bench/results/run   (writes run.md, run.json, run.png)
   --compare bench/results/old.json
 """
@@ -23,8 +23,10 @@ import torch_ocl
 from . import devices as devmod
 from . import fusion as fusion_bench
 from . import compiled, micro, models, report
+from . import distributed as dist_bench
 
-SUITES = {"micro": micro, "models": models, "fusion": fusion_bench, "compile": compiled}
+SUITES = {"micro": micro, "models": models, "fusion": fusion_bench, "compile": compiled,
+          "distributed": dist_bench}
 
 
 def _commit():
@@ -49,7 +51,7 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--devices", default="auto")
-    ap.add_argument("--suite", default="micro,models,fusion,compile")
+    ap.add_argument("--suite", default="micro,models,fusion,compile,distributed")
     ap.add_argument("--price", default="", help="DEVICE=USD_PER_HOUR,...")
     ap.add_argument("--out", default="bench/results/latest")
     ap.add_argument("--title", default="")
@@ -74,7 +76,7 @@ def main(argv=None):
             bar.set_postfix_str(f"{s} on {d}")
         entry = run["devices"].setdefault(devmod.label(d), {"description": devmod.describe(d)})
         rows = SUITES[s].run(d, args.quick)
-        if rows or s not in ("fusion", "compile"):
+        if rows or s not in ("fusion", "compile", "distributed"):
             entry[s] = rows
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     md = report.markdown(run, prices)

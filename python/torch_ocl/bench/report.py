@@ -110,6 +110,15 @@ def markdown(run: Dict, prices: Dict[str, float]) -> str:
                     "compiled time (median). Compilation and kernel builds happened in warm-up; the compile-time "
                     "rows ran in fresh processes sharing one new program cache.", ""]
             out += compiled_table(data["compile"]) + [""]
+    from .distributed import markdown as distributed_table
+    for d, data in run["devices"].items():
+        if data.get("distributed"):
+            out += [f"### Distributed: 2 ranks (ocl:0, ocl:1) over loopback Gloo", "",
+                    "All-reduce: the three columns alternate in one run (median); bus bandwidth = bytes x "
+                    "2(n-1)/n / time. DDP: a local step on each rank and a DDP step alternate; the hidden "
+                    "share is the part of the all-reduce time (issued to Gloo until complete) before the last "
+                    "gradient was ready.", ""]
+            out += distributed_table(data["distributed"]) + [""]
     c = costs(run, prices)
     if c:
         out += ["### Cost", "", "| device | figure | cost |", "|---|---|---:|"]

@@ -54,8 +54,8 @@ def nccl():
     ocl = distributed.ocl_backend()
     if ocl:
         return RUNS, f"the shim maps nccl to 'cpu:gloo,ocl:{ocl}'"
-    return BLOCKED, ("no distributed backend for ocl tensors yet (issue 16): the shim raises; "
-                     "run as a single process")
+    return BLOCKED, ("this torch has no distributed backend for ocl tensors (oclgloo needs "
+                     "torch.distributed with Gloo): the shim raises; run as a single process")
 
 
 def compile_backend(backend):
