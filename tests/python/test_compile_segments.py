@@ -160,3 +160,11 @@ def test_strict_unlowerable_segment_falls_back_and_is_counted(monkeypatch):
     torch.testing.assert_close(f(x).cpu(), ((x * 6).exp() + 1).cpu(), rtol=1e-6, atol=1e-6)
     s = torch_ocl.compile_stats()
     assert s["segments_fallback"] >= 1 and s["segments_lowered"] >= 1, s
+
+
+def test_dtype_conversions_join_segments():
+    x = torch.randn(64, device=OCL) * 50
+    s = _check(lambda x: (x.to(torch.bfloat16) * 3).to(torch.float32) + x.half().float(), x, cpu_tol=0.5)
+    assert s["segments_lowered"] == 1 and s["nodes_fused"] == 6, s
+    torch_ocl.reset_compile_stats()
+    _check(lambda x: x.to(torch.int32) * 2 + (x > 0).to(torch.int64), x)

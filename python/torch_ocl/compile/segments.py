@@ -71,6 +71,7 @@ _EXTRA_ROWS = {
     "gelu_backward": Row("gelu_backward", "gelu_backward", _FLOAT),
     "threshold_backward": Row("threshold_backward", "where", _ALL - {torch.bool}),
     "where.self": Row("where", "where", _ALL),
+    "_to_copy": Row("to_copy", "cast", _ALL),  # a dtype conversion on the same device (autocast)
 }
 
 
@@ -116,6 +117,7 @@ class Builder:
         self.inputs: List[fx.Node] = []
         self._input_index: Dict[fx.Node, int] = {}
         self.scalars: list = []
+        self._scalar_index: Dict[tuple, int] = {}
         self.nodes: list = []
         self.value: Dict[fx.Node, int] = {}
 
@@ -135,8 +137,15 @@ class Builder:
         if type(a) not in (bool, int, float):
             raise Refused(f"argument {a!r} is neither a tensor nor a number")
         # As eager passes a wrapped number: in the compute dtype, bool as bool.
-        self.scalars.append((a, "bool" if type(a) is bool else _DTYPES[_OPMATH.get(common, common)]))
-        return (_REF_SCALAR, len(self.scalars) - 1)
+        # Equal numbers share one kernel argument: each argument is set at
+        # every launch (clSetKernelArg), so a chain of 50 "x * 1.0001" pays
+        # for one, not fifty. repr keeps -0.0 apart from 0.0.
+        scalar = (a, "bool" if type(a) is bool else _DTYPES[_OPMATH.get(common, common)])
+        key = (type(a), repr(a), scalar[1])
+        if key not in self._scalar_index:
+            self._scalar_index[key] = len(self.scalars)
+            self.scalars.append(scalar)
+        return (_REF_SCALAR, self._scalar_index[key])
 
     def emit(self, ir_op: str, common: torch.dtype, result: torch.dtype, refs) -> tuple:
         self.nodes.append((ir_op, _DTYPES[common], _DTYPES[result], list(refs)))
@@ -212,10 +221,20 @@ def _where(b, node, row, out):
     return b.emit("where", out, out, [b.ref(c, torch.bool), b.ref(x, out), b.ref(y, out)])
 
 
+def _to_copy(b, node, row, out):
+    (x,) = _args(node, 1, ("dtype", "layout", "device", "memory_format", "non_blocking", "pin_memory"))
+    kw = node.kwargs
+    same_device = kw.get("device") is None or kw["device"] == getattr(_meta(x), "device", None)
+    if (kw.get("dtype") is None or kw.get("layout") not in (None, torch.strided) or not same_device
+            or kw.get("memory_format") not in (None, torch.preserve_format) or kw.get("pin_memory")):
+        raise Refused("_to_copy that is more than a dtype conversion on the device")
+    return b.emit("cast", out, out, [b.ref(x, out)])
+
+
 _FORMULAS: Dict[str, Callable] = {
     "unary": _unary, "unary_float": _unary, "binary": _binary, "binary_float": _binary, "compare": _compare,
     "alpha": _alpha, "relu": _relu, "gelu": _gelu, "gelu_backward": _gelu_backward,
-    "threshold_backward": _threshold_backward, "where": _where,
+    "threshold_backward": _threshold_backward, "where": _where, "to_copy": _to_copy,
 }
 
 
