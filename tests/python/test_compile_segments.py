@@ -168,3 +168,17 @@ def test_dtype_conversions_join_segments():
     assert s["segments_lowered"] == 1 and s["nodes_fused"] == 6, s
     torch_ocl.reset_compile_stats()
     _check(lambda x: x.to(torch.int32) * 2 + (x > 0).to(torch.int64), x)
+
+
+def test_input_mutation_is_not_reordered_before_a_read():
+    def f(x, w):
+        y = x * 2  # reads x before the in-place update below
+        x.copy_(w @ w)
+        return y + 1, x
+
+    x, w = torch.randn(4, 4, device=OCL), torch.randn(4, 4, device=OCL)
+    xe, xc = x.clone(), x.clone()
+    ye, _ = f(xe, w)
+    yc, _ = torch.compile(f, backend="ocl")(xc, w)
+    torch.testing.assert_close(yc.cpu(), ye.cpu(), rtol=0, atol=0)
+    torch.testing.assert_close(xc.cpu(), xe.cpu(), rtol=0, atol=0)

@@ -343,12 +343,21 @@ class _Lowering:
                 seg.append(node)
                 continue
             # Another node: the segment stays open across it unless it reads
-            # one of the segment's values.
-            if seg and any(isinstance(a, fx.Node) and a in seg for a in node.all_input_nodes):
+            # one of the segment's values, or may write memory the segment
+            # reads (copy_ into a graph input: the call would come after it).
+            if seg and (_writes(node) or any(a in seg for a in node.all_input_nodes)):
                 self.lower(seg)
                 seg = []
         if seg:
             self.lower(seg)
+
+
+def _writes(node: fx.Node) -> bool:
+    """A node that may mutate a tensor: a mutable ATen op, or any callable
+    that is not an ATen op or getitem (its effects are unknown)."""
+    if node.op != "call_function" or node.target is operator.getitem:
+        return False
+    return not isinstance(node.target, torch._ops.OpOverload) or node.target._schema.is_mutable
 
 
 def _fallback_module(gm, seg, inputs, outs) -> fx.GraphModule:
