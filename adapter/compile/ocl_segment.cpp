@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "ocl_common.h"
@@ -27,6 +28,9 @@ namespace {
 struct Segment {
   tocl_segment* seg = nullptr;
   std::vector<c10::ScalarType> in_types, out_types;
+  // Scalars given per call (symbolic sizes): (scalar index, argument index
+  // after the tensors).
+  std::vector<std::pair<int, int>> runtime_scalars;
   ~Segment() { tocl_seg_destroy(seg); }
 };
 
@@ -56,8 +60,8 @@ tocl_ir_op ir_op(const std::string& name) {
 using Ref = std::tuple<int, int>;
 using NodeSpec = std::tuple<std::string, std::string, std::string, std::vector<Ref>>;
 
-// spec: (input dtypes, [(value, dtype)], [(IR op, common dtype, result dtype,
-// [(ref kind, index)])], output node indices). Returns (handle, "") or
+// spec: (input dtypes, [(value, dtype, call argument or -1)], [(IR op,
+// common dtype, result dtype, [(ref kind, index)])], output node indices). Returns (handle, "") or
 // (None, why) when the runtime refuses the segment (too big, no formula).
 py::tuple compile_segment(const std::vector<std::string>& inputs, const std::vector<py::tuple>& scalars,
                           const std::vector<NodeSpec>& nodes, const std::vector<int>& outputs) {
@@ -75,6 +79,9 @@ py::tuple compile_segment(const std::vector<std::string>& inputs, const std::vec
                                                       : c10::Scalar(v.cast<double>());
     sc.push_back(to_tocl_scalar(value));
     sc_dt.push_back(to_tocl_dtype(scalar_type(t[1].cast<std::string>())));
+    int arg = t.size() > 2 ? t[2].cast<int>() : -1;
+    if (arg >= 0)
+      s->runtime_scalars.emplace_back(static_cast<int>(sc.size()) - 1, arg);
   }
   std::vector<tocl_seg_node> ns;
   for (const auto& [op, common, result, args] : nodes) {
@@ -118,9 +125,10 @@ const at::Tensor* layout_input(const std::vector<const at::Tensor*>& ins, c10::I
 // the caller runs the segment's nodes one by one instead.
 py::object run_segment(const Segment& s, py::tuple args) {
   size_t n = s.in_types.size();
-  if (args.size() != n)
-    throw py::value_error("torch_ocl segment: expected " + std::to_string(n) + " inputs, got " +
-                          std::to_string(args.size()));
+  if (args.size() != n + s.runtime_scalars.size())
+    throw py::value_error("torch_ocl segment: expected " + std::to_string(n) + " tensors and " +
+                          std::to_string(s.runtime_scalars.size()) + " numbers, got " + std::to_string(args.size()) +
+                          " arguments");
   std::vector<const at::Tensor*> ins(n);
   tocl_tensor tin[TOCL_IR_MAX_INPUTS];
   int dev = -1;
@@ -136,6 +144,22 @@ py::object run_segment(const Segment& s, py::tuple args) {
     ins[k] = &t;
     tin[k] = to_tocl_tensor(t);
   }
+  tocl_scalar sc[TOCL_IR_MAX_SCALARS];
+  if (!s.runtime_scalars.empty()) {
+    const tocl_ir_graph* g = tocl_seg_graph(s.seg);
+    std::memcpy(sc, tocl_seg_scalars(s.seg), sizeof(tocl_scalar) * g->n_scalars);
+    for (const auto& [k, j] : s.runtime_scalars) {
+      py::handle v = args[n + j];
+      if (py::isinstance<py::bool_>(v))
+        sc[k] = to_tocl_scalar(c10::Scalar(v.cast<bool>()));
+      else if (py::isinstance<py::int_>(v))
+        sc[k] = to_tocl_scalar(c10::Scalar(v.cast<int64_t>()));
+      else if (py::isinstance<py::float_>(v))
+        sc[k] = to_tocl_scalar(c10::Scalar(v.cast<double>()));
+      else
+        return py::none();
+    }
+  }
   int nd = 0;
   int64_t sizes[TOCL_TENSOR_MAX_DIMS];
   TOCL_CHECK(tocl_seg_shape(s.seg, tin, &nd, sizes));
@@ -150,7 +174,7 @@ py::object run_segment(const Segment& s, py::tuple args) {
     outs.push_back(like ? at::empty_strided(shape, like->strides(), o) : at::empty(shape, o));
     tout[k] = to_tocl_tensor(outs.back());
   }
-  tocl_status st = tocl_seg_run(s.seg, dev, current_stream(dev), tin, tout);
+  tocl_status st = tocl_seg_run(s.seg, dev, current_stream(dev), tin, s.runtime_scalars.empty() ? nullptr : sc, tout);
   if (st == TOCL_E_UNSUPPORTED)
     return py::none();
   TOCL_CHECK(st);
@@ -165,6 +189,7 @@ void register_segment_bindings(py::module_& m) {
   py::class_<Segment, std::shared_ptr<Segment>>(m, "_Segment")
       .def_property_readonly("n_inputs", [](const Segment& s) { return s.in_types.size(); })
       .def_property_readonly("n_outputs", [](const Segment& s) { return s.out_types.size(); })
+      .def_property_readonly("n_runtime_scalars", [](const Segment& s) { return s.runtime_scalars.size(); })
       .def_property_readonly("n_ir_nodes", [](const Segment& s) { return tocl_seg_graph(s.seg)->n_nodes; });
   m.def("_compile_segment", &compile_segment, py::arg("inputs"), py::arg("scalars"), py::arg("nodes"),
         py::arg("outputs"));

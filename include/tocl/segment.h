@@ -45,7 +45,7 @@ typedef struct tocl_seg_spec {
     int n_inputs;
     const tocl_dtype *input_dtypes; /* storage dtypes of the tensor inputs */
     int n_scalars;
-    const tocl_scalar *scalars;       /* values, fixed at compile time... */
+    const tocl_scalar *scalars;       /* values known at compile time (others are given per call)... */
     const tocl_dtype *scalar_dtypes;  /* ...passed as kernel arguments of these dtypes */
     int n_nodes;
     const tocl_seg_node *nodes;
@@ -70,10 +70,14 @@ tocl_status tocl_seg_shape(const tocl_segment *s, const tocl_tensor *inputs, int
 
 /* Enqueue the segment's kernel on (dev, stream): inputs in their own shapes
  * (broadcast here), outputs allocated by the caller at the iteration shape.
- * Work recorded by fused eager on the stream runs first; the segment itself
- * is launched at once, never recorded. */
+ * scalars, if not NULL, replaces the segment's scalar values for this call
+ * (symbolic sizes of a dynamic graph are known only then). Work recorded by
+ * fused eager on the stream runs first; the segment itself is launched at
+ * once, never recorded. */
 tocl_status tocl_seg_run(const tocl_segment *s, int dev, int stream, const tocl_tensor *inputs,
-                         const tocl_tensor *outputs);
+                         const tocl_scalar *scalars, const tocl_tensor *outputs);
+/* The segment's own scalar values (n = its graph's n_scalars). */
+const tocl_scalar *tocl_seg_scalars(const tocl_segment *s);
 
 #ifdef __cplusplus
 }

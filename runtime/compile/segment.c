@@ -139,8 +139,10 @@ tocl_status tocl_seg_shape(const tocl_segment *s, const tocl_tensor *inputs, int
     return TOCL_OK;
 }
 
+const tocl_scalar *tocl_seg_scalars(const tocl_segment *s) { return s->scalars; }
+
 tocl_status tocl_seg_run(const tocl_segment *s, int dev, int stream, const tocl_tensor *inputs,
-                         const tocl_tensor *outputs) {
+                         const tocl_scalar *scalars, const tocl_tensor *outputs) {
     static _Thread_local tocl_tensor ex[TOCL_IR_MAX_INPUTS]; /* ~6 KB, kept off the stack */
     const tocl_tensor *o = &outputs[0];
     for (int k = 0; k < s->graph.n_inputs; k++) {
@@ -160,5 +162,5 @@ tocl_status tocl_seg_run(const tocl_segment *s, int dev, int stream, const tocl_
             ex[k].strides[d] = size == o->sizes[d] && sd >= 0 ? t->strides[sd] : 0;
         }
     }
-    return tocl_ew_run_now(dev, stream, &s->graph, outputs, ex, s->scalars);
+    return tocl_ew_run_now(dev, stream, &s->graph, outputs, ex, scalars ? scalars : s->scalars);
 }

@@ -154,12 +154,26 @@ def test_dynamic_three_sizes_build_no_program_after_the_first():
 def test_strict_unlowerable_segment_falls_back_and_is_counted(monkeypatch):
     monkeypatch.setenv("TORCH_OCL_COMPILE_STRICT", "1")
     x = torch.randn(6, 5, device=OCL)
-    # With dynamic shapes x.shape[0] is a symbolic scalar: the mul taking it
-    # is not lowered (its segment runs node by node); the rest is.
-    f = torch.compile(lambda x: (x * x.shape[0]).exp() + 1, backend="ocl", dynamic=True)
-    torch.testing.assert_close(f(x).cpu(), ((x * 6).exp() + 1).cpu(), rtol=1e-6, atol=1e-6)
+    c = torch.tensor(1.5)  # a CPU tensor: the mul reading it is not lowered, the rest is
+    f = torch.compile(lambda x, c: (x * c).exp() + 1, backend="ocl")
+    torch.testing.assert_close(f(x, c).cpu(), ((x * c).exp() + 1).cpu(), rtol=0, atol=0)
     s = torch_ocl.compile_stats()
-    assert s["segments_fallback"] >= 1 and s["segments_lowered"] >= 1, s
+    assert s["segments_fallback"] == 1 and s["segments_lowered"] == 1 and s["nodes_fused"] == 2, s
+
+
+def test_symbolic_sizes_are_kernel_arguments():
+    f = torch.compile(lambda x: (x * x.shape[0]).exp() + x.shape[1] / 2, backend="ocl", dynamic=True)
+    builds = None
+    for n in (6, 9, 14):
+        x = torch.randn(n, n + 1, device=OCL)
+        out = f(x)
+        torch.ocl.synchronize()
+        if builds is None:
+            builds = torch_ocl._C._program_stats()["builds"]
+        assert torch_ocl._C._program_stats()["builds"] == builds, f"size {n} built a program"
+        torch.testing.assert_close(out.cpu(), (x * n).exp().cpu() + (n + 1) / 2, rtol=1e-6, atol=1e-6)
+    s = torch_ocl.compile_stats()
+    assert s["graphs"] == 1 and s["segments_lowered"] == 1 and s["segments_fallback"] == 0, s
 
 
 def test_dtype_conversions_join_segments():

@@ -9,7 +9,9 @@ computes in, the dtype eager stores) and handed to the runtime
 graph's nodes are replaced by one call that runs it and returns the
 segment's outputs, the values used outside it. Dtypes come from the graph's
 FakeTensor metadata, so promotion is PyTorch's own; sizes are never looked
-at, so one segment serves every shape of a dynamic graph.
+at, so one segment serves every shape of a dynamic graph. Numbers in the
+graph are scalar kernel arguments: constants held by the segment, symbolic
+ones (a SymInt such as x.shape[0]) passed by each call.
 
 A segment the runtime refuses (too big for one graph: it is halved and
 tried again; an op without a formula for a dtype) keeps its nodes, which run
@@ -95,14 +97,24 @@ def op_table() -> Dict[object, Row]:
     return table
 
 
+_SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool, int, float, bool)
+
+
 def _meta(a):
     return a.meta.get("val") if isinstance(a, fx.Node) else a
+
+
+def _number_kind(v):
+    """A plain number of v's kind, for type promotion."""
+    if isinstance(v, (bool, torch.SymBool)):
+        return True
+    return 1 if isinstance(v, (int, torch.SymInt)) else 1.0
 
 
 def _promote(x, y) -> torch.dtype:
     """PyTorch's result type of two tensors or numbers, from dtypes and
     dimensionality alone (0-dim tensors and Python numbers promote less)."""
-    p = [torch.empty(() if v.dim() == 0 else (1,), dtype=v.dtype) if isinstance(v, torch.Tensor) else v
+    p = [torch.empty(() if v.dim() == 0 else (1,), dtype=v.dtype) if isinstance(v, torch.Tensor) else _number_kind(v)
          for v in (_meta(x), _meta(y))]
     if not any(isinstance(v, torch.Tensor) for v in p):
         raise Refused("a comparison of two numbers")
@@ -118,6 +130,7 @@ class Builder:
         self._input_index: Dict[fx.Node, int] = {}
         self.scalars: list = []
         self._scalar_index: Dict[tuple, int] = {}
+        self.symbols: List[fx.Node] = []  # graph values given per call (symbolic sizes), after the tensors
         self.nodes: list = []
         self.value: Dict[fx.Node, int] = {}
 
@@ -126,8 +139,10 @@ class Builder:
             if a in self.value:
                 return (_REF_NODE, self.value[a])
             v = a.meta.get("val")
+            if isinstance(v, _SYMBOLIC):
+                return self._symbol(a, v, common)
             if not isinstance(v, torch.Tensor):
-                raise Refused(f"{a} is a symbolic scalar")
+                raise Refused(f"{a} is neither a tensor nor a number")
             if v.device.type != "ocl" or v.dtype not in _DTYPES:
                 raise Refused(f"{a} is a {v.dtype} tensor on {v.device}")
             if a not in self._input_index:
@@ -145,6 +160,19 @@ class Builder:
         if key not in self._scalar_index:
             self._scalar_index[key] = len(self.scalars)
             self.scalars.append(scalar)
+        return (_REF_SCALAR, self._scalar_index[key])
+
+    def _symbol(self, a: fx.Node, v, common: torch.dtype):
+        """A number known only per call (a SymInt of a dynamic graph): a
+        scalar kernel argument the call passes, typed as a Python number of
+        its kind would be."""
+        key = ("symbol", a, common)
+        if key not in self._scalar_index:
+            if a not in self.symbols:
+                self.symbols.append(a)
+            dt = "bool" if isinstance(v, (bool, torch.SymBool)) else _DTYPES[_OPMATH.get(common, common)]
+            self._scalar_index[key] = len(self.scalars)
+            self.scalars.append((0, dt, self.symbols.index(a)))
         return (_REF_SCALAR, self._scalar_index[key])
 
     def emit(self, ir_op: str, common: torch.dtype, result: torch.dtype, refs) -> tuple:
@@ -297,7 +325,8 @@ class _Lowering:
                 lower_node(b, n)
             from .. import _C
 
-            handle, why = _C._compile_segment([_DTYPES[_meta(i).dtype] for i in b.inputs], b.scalars, b.nodes,
+            handle, why = _C._compile_segment([_DTYPES[_meta(i).dtype] for i in b.inputs],
+                                              [sc if len(sc) == 3 else sc + (-1,) for sc in b.scalars], b.nodes,
                                               [b.value[o] for o in outs])
         except Refused as e:
             handle, why = None, str(e)
@@ -316,7 +345,7 @@ class _Lowering:
             else:
                 self.fallback += 1
             return
-        self._replace(seg, b.inputs, outs, handle)
+        self._replace(seg, b.inputs + b.symbols, outs, handle)
 
     def _replace(self, seg, inputs, outs, handle):
         g = self.gm.graph
@@ -354,10 +383,17 @@ class _Lowering:
 
 def _writes(node: fx.Node) -> bool:
     """A node that may mutate a tensor: a mutable ATen op, or any callable
-    that is not an ATen op or getitem (its effects are unknown)."""
-    if node.op != "call_function" or node.target is operator.getitem:
+    other than an ATen op, getitem or size arithmetic (its effects are
+    unknown)."""
+    if node.op != "call_function":
         return False
-    return not isinstance(node.target, torch._ops.OpOverload) or node.target._schema.is_mutable
+    if isinstance(node.target, torch._ops.OpOverload):
+        return node.target._schema.is_mutable
+    # getitem and size arithmetic (operator.mul on SymInts, math.sqrt, sym_*)
+    # compute numbers only.
+    mod = getattr(node.target, "__module__", None)
+    pure = mod in ("_operator", "math") or (mod == "torch" and node.target.__name__.startswith("sym_"))
+    return not pure
 
 
 def _fallback_module(gm, seg, inputs, outs) -> fx.GraphModule:
