@@ -22,7 +22,7 @@ import dataclasses
 import functools
 import operator
 import warnings
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List
 
 import torch
 import torch.fx as fx
