@@ -7,6 +7,7 @@
 #include <torch/csrc/Generator.h>
 
 #include "aten/ocl_pointwise_table.h"
+#include "compile/ocl_segment.h"
 #include "distributed/ocl_process_group.h"
 #include "fallback.h"
 #include "ocl_common.h"
@@ -216,6 +217,7 @@ PYBIND11_MODULE(_C, m) {
   // [(aten overload, IR op, iterator kind, dtypes)]: the ops that are one IR
   // op each (adapter/aten/ocl_pointwise_table.cpp), for the compile lowering.
   m.def("_pointwise_table", [] { return pointwise_table(); });
+  register_segment_bindings(m);
   m.def("_fallback_stats", [] { return fallback_stats(); });
   m.def("_reset_fallback_stats", [] { fallback_reset_stats(); });
   m.def("_set_fallback_policy", [](const std::string& p) {

@@ -34,6 +34,10 @@ typedef struct tocl_tensor {
 tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g,
                         const tocl_tensor *outputs, const tocl_tensor *inputs,
                         const tocl_scalar *scalars);
+/* The same, never recorded by fused eager: work already recorded on the
+ * stream runs first, then this graph is launched (compiled segments). */
+tocl_status tocl_ew_run_now(int dev, int stream, const tocl_ir_graph *g, const tocl_tensor *outputs,
+                            const tocl_tensor *inputs, const tocl_scalar *scalars);
 
 /* dst = src converted to dst's dtype, src broadcast to dst's shape (same
  * ndim, stride 0 where broadcast). Raw byte copy when layouts allow. src may

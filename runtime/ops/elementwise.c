@@ -1,14 +1,16 @@
 /* elementwise.c - tocl_ew_run, the elementwise op of eager mode: check and
  * resolve the operands (so errors surface at the op in both eager modes),
  * then hand the launch to fused eager, which records it, or launch it now
- * (launch/elementwise.c). */
+ * (launch/elementwise.c). tocl_ew_run_now always launches at once: compiled
+ * segments are already merged graphs, and recording them would only add
+ * host time. */
 #include "fusion/defer.h"
 #include "launch/launch.h"
 
 #define MAX_OPERANDS TOCL_EW_MAX_OPERANDS
 
-tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_tensor *outputs,
-                        const tocl_tensor *inputs, const tocl_scalar *scalars) {
+static tocl_status ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_tensor *outputs,
+                          const tocl_tensor *inputs, const tocl_scalar *scalars, int may_defer) {
     TOCL_TRY(tocl_ew_check(dev, g, outputs, inputs, scalars));
     if (tocl_ops_numel(&outputs[0]) == 0)
         return TOCL_OK;
@@ -31,7 +33,7 @@ tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_
     }
     /* Fused eager records the launch. Reads from another device take the
      * strict path below, which orders them across the two queues. */
-    if (!other_dev && tocl_defer_active()) {
+    if (may_defer && !other_dev && tocl_defer_active()) {
         int recorded = 0;
         TOCL_TRY(tocl_defer_record(dev, stream, g, ops, bufs, offs, scalars, &recorded));
         if (recorded)
@@ -52,4 +54,14 @@ tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_
         if (in_dev[k] != dev)
             TOCL_TRY(tocl_stream_wait_stream(in_dev[k], tocl_stream_current(in_dev[k]), dev, stream));
     return TOCL_OK;
+}
+
+tocl_status tocl_ew_run(int dev, int stream, const tocl_ir_graph *g, const tocl_tensor *outputs,
+                        const tocl_tensor *inputs, const tocl_scalar *scalars) {
+    return ew_run(dev, stream, g, outputs, inputs, scalars, 1);
+}
+
+tocl_status tocl_ew_run_now(int dev, int stream, const tocl_ir_graph *g, const tocl_tensor *outputs,
+                            const tocl_tensor *inputs, const tocl_scalar *scalars) {
+    return ew_run(dev, stream, g, outputs, inputs, scalars, 0);
 }

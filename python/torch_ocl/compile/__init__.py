@@ -6,17 +6,19 @@ graphs to this one). Dynamo captures the graph; AOTAutograd functionalises it
 into ATen forward and backward graphs (min-cut rematerialisation partitioner,
 boxed calling convention); each graph is lowered here and run on the device.
 
-What runs today (see docs/design.md, "torch.compile"): every ATen node of a
-graph runs as the backend's native kernel through the dispatcher, under fused
-eager, which merges the graph's pointwise chains into generated kernels and
-reductions' prologues, as eager fused mode does. Kernels take sizes as
+What runs today (see docs/design.md, "torch.compile" and "Compiled
+lowering"): runs of pointwise ATen nodes are lowered at compile time to one
+generated kernel each, called once per run of the graph (segments.py); every
+other ATen node runs as the backend's native kernel through the dispatcher,
+under fused eager, as eager fused mode does. Kernels take sizes as
 arguments, so ``dynamic=True``, ``mark_dynamic`` and automatic dynamic give one
 compiled graph for every size and build no OpenCL program for a new size.
 Not yet: the whole-graph launch plan replayed from C without the dispatcher,
-and GEMM epilogue fusion from the graph.
+reductions in segments, and GEMM epilogue fusion from the graph.
 
-``compile_stats()`` counts graphs, nodes by how they run, CPU fallbacks by op
-and compile seconds; ``TORCH_OCL_LOG=compile`` prints each graph's plan;
+``compile_stats()`` counts graphs, nodes by how they run, CPU fallbacks by op,
+segments lowered, nodes fused into them, segments that fell back, and compile
+seconds; ``TORCH_OCL_LOG=compile`` prints each graph's plan;
 ``TORCH_OCL_COMPILE_STRICT=1`` turns a lowering error into an exception
 instead of a warning and an uncompiled graph.
 """

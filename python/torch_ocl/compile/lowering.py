@@ -3,9 +3,10 @@
 Each node is classified by how it will run: pointwise (merged into
 generated kernels by fused eager), other native ocl kernels (GEMM,
 convolution, norms, reductions, views), or an op without an ocl kernel
-(the CPU fallback; counted per op and logged once). The graph then runs
-with fused eager on, whatever the process's eager mode, so the graph's
-pointwise chains become single kernels.
+(the CPU fallback; counted per op and logged once). Runs of pointwise
+nodes are then replaced by segment calls, one generated kernel each
+(segments.py). The graph runs with fused eager on, whatever the process's
+eager mode, so what is left of its pointwise work is still merged.
 """
 
 import os
@@ -16,6 +17,7 @@ import warnings
 import torch
 
 from . import stats
+from .segments import lower_segments
 
 _logged_fallback_ops = set()
 
@@ -102,6 +104,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str = "forward
     t0 = time.perf_counter()
     try:
         plan = classify(gm)
+        plan.update(lower_segments(gm, _strict()))
         # The graph module's own code calls each op: boxed inputs in.
         gm.graph.lint()
         compiled = CompiledGraph(gm, kind, plan)
@@ -119,9 +122,12 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str = "forward
                 print(f"[torch_ocl compile] {name} has no ocl kernel: it runs on the CPU", file=sys.stderr)
     stats.add(graphs=1, nodes=plan["nodes"], pointwise_nodes=plan["pointwise_nodes"],
               native_nodes=plan["native_nodes"], fallback_nodes=plan["fallback_nodes"],
-              fallback_by_op=plan["fallback_by_op"], compile_seconds=time.perf_counter() - t0)
+              fallback_by_op=plan["fallback_by_op"], segments_lowered=plan["segments_lowered"],
+              nodes_fused=plan["nodes_fused"], segments_fallback=plan["segments_fallback"],
+              compile_seconds=time.perf_counter() - t0)
     if _log_on():
         print(f"[torch_ocl compile] {kind} graph: {plan['nodes']} nodes, {plan['pointwise_nodes']} pointwise "
               f"(fused), {plan['native_nodes']} native, {plan['fallback_nodes']} on the CPU "
-              f"{plan['fallback_by_op'] or ''}", file=sys.stderr)
+              f"{plan['fallback_by_op'] or ''}; {plan['segments_lowered']} segments lowered ({plan['nodes_fused']} nodes), "
+              f"{plan['segments_fallback']} refused", file=sys.stderr)
     return compiled

@@ -17,6 +17,10 @@ def reset_compile_stats() -> None:
             native_nodes=0,        # other nodes with an ocl kernel (GEMM, conv, reductions, views, ...)
             fallback_nodes=0,      # nodes whose op has no ocl kernel: they run on the CPU
             fallback_by_op=collections.Counter(),
+            segments_lowered=0,    # runs of pointwise nodes replaced by one generated kernel each
+            nodes_fused=0,         # pointwise nodes inside those segments
+            segments_fallback=0,   # pointwise nodes or segments the lowering refused: they run node by node
+            segment_runtime_fallbacks=0,  # segment calls whose inputs the kernel could not take
             lowering_errors=0,     # graphs left uncompiled after an internal error
             compile_seconds=0.0,
             calls=0,               # compiled graphs run
