@@ -92,3 +92,21 @@ def test_compiled_table_marks_goals_and_compile_time():
     assert "| decode | 10.000 | 8.000 | 1.25x | 2.00x | no | 800.0 vs 1000.0 tokens/s |" in md
     assert "| compile, cold | 12.5 | 40 |" in md
     assert "| compile, warm | failed: RuntimeError: boom | |" in md
+
+
+def test_distributed_table_marks_goals():
+    from torch_ocl.bench import distributed
+
+    rows = [{"kind": "allreduce", "bytes": 1024, "cpu_ms": 0.2, "ocl_ms": 0.5, "ocl_unchecked_ms": 0.3,
+             "cpu_busbw_gbs": 0.005, "ocl_busbw_gbs": 0.002, "ocl_unchecked_busbw_gbs": 0.003, "ratio": 0.4,
+             "ratio_unchecked": 0.67},
+            {"kind": "allreduce", "bytes": 4 << 20, "cpu_ms": 4.0, "ocl_ms": 4.4, "ocl_unchecked_ms": 4.2,
+             "cpu_busbw_gbs": 1.0, "ocl_busbw_gbs": 0.95, "ocl_unchecked_busbw_gbs": 1.0, "ratio": 0.91,
+             "ratio_unchecked": 0.95},
+            {"kind": "ddp", "name": "DDP step", "local_ms": 10.0, "ddp_ms": 14.0, "scaling_efficiency": 0.71,
+             "hidden_share": 0.4, "buckets": 3}]
+    md = "\n".join(distributed.markdown(rows))
+    assert "| 1 KiB | 0.2 | 0.5 | 0.3 |" in md and "0.40x |  |" in md  # below 1 MiB: no goal
+    assert "| 4 MiB |" in md and "0.91x | 0.95x | met |" in md
+    assert "| DDP step (3 buckets) | 10.0 | 14.0 | 0.71 | 40% | not met (> 50%) |" in md
+    assert distributed.markdown([]) == []
