@@ -99,8 +99,11 @@ models: install
 	$(TEST_ENV) $(VPY) tools/models_sweep.py --markdown docs/models.md --json docs/models.json
 
 # The benchmark: every device side by side -> docs/benchmarks.md/.json/.png.
+# Two PoCL devices so the distributed rows have two ranks; the device
+# columns are the CPU and ocl:0.
 bench: install
-	$(VPY) -m torch_ocl.bench --out docs/benchmarks --title "Development machine: PoCL on the CPU beside PyTorch CPU"
+	$(TEST_ENV) $(VPY) -m torch_ocl.bench --devices cpu,ocl:0 --out docs/benchmarks \
+	  --title "Development machine: PoCL on the CPU beside PyTorch CPU"
 
 # Generated docs that need no long run.
 docs: install parity

@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <sstream>
 #include <tuple>
@@ -107,6 +108,35 @@ void finish_reduction(const at::Tensor& h, const Reduction& r) {
 }
 
 // ----------------------------------------------------------- host staging
+
+// On CPU devices a contiguous ocl tensor is handed to Gloo as a host view of
+// its own memory (tocl_mem_map: no copy either way). TORCH_OCL_DIST_MAP=0
+// copies instead (for comparison).
+bool can_map(const at::Tensor& t) {
+  static const bool enabled = [] {
+    const char* e = std::getenv("TORCH_OCL_DIST_MAP");
+    return !(e && std::string(e) == "0");
+  }();
+  if (!enabled || t.is_cpu() || !t.is_contiguous() || t.numel() == 0)
+    return false;
+  static std::vector<int> supported(64, -1);  // per device: -1 unknown
+  int dev = t.device().index();
+  if (dev < 0 || dev >= 64)
+    return false;
+  if (supported[dev] < 0)
+    supported[dev] = tocl_mem_map_supported(dev);
+  return supported[dev] == 1;
+}
+
+// The host view of t's memory, mapped after the work queued on the current
+// stream; the mapping is kept in maps until released.
+at::Tensor mapped(const at::Tensor& t, std::vector<tocl_map>& maps) {
+  int dev = t.device().index();
+  tocl_map m{};
+  TOCL_CHECK(tocl_mem_map(dev, tocl_stream_current(dev), reinterpret_cast<tocl_addr>(t.data_ptr()), t.nbytes(), &m));
+  maps.push_back(m);
+  return at::from_blob(m.host, t.sizes(), t.options().device(at::kCPU));
+}
 
 // A contiguous host tensor with t's values (t itself when it already is one).
 at::Tensor to_host(const at::Tensor& t) {
@@ -252,8 +282,17 @@ struct Job {
   std::shared_ptr<tocl_event> ready;  // the caller's stream at the call
   c10::intrusive_ptr<WorkOCL> work;
   Tensors in, out;
+  std::vector<bool> out_is_mapped;  // out[i] is writes[i]'s own memory: nothing to copy back
+  std::vector<tocl_map> maps;       // released once Gloo is done (or the job fails)
   c10::intrusive_ptr<c10d::Work> inner;
   const char* title = "";
+
+  void unmap_all() {
+    for (auto& m : maps)
+      tocl_mem_unmap(&m);
+    maps.clear();
+  }
+  ~Job() { unmap_all(); }
   int64_t queued_ns = 0, issued_ns = 0;  // steady clock (Python: time.monotonic_ns)
 };
 using JobPtr = std::shared_ptr<Job>;
@@ -916,14 +955,20 @@ class ProcessGroupOCL : public c10d::Backend {
         if (checker_ && !job->agree.empty())
           agreement = start_agreement(*job);
         for (const auto& t : job->reads)
-          job->in.push_back(to_host(t));
+          job->in.push_back(can_map(t) ? mapped(t, job->maps) : to_host(t));
         if (agreement)
           finish_agreement(*job, *agreement);
-        if (job->inplace)
+        if (job->inplace) {
           job->out = job->in;
-        else
           for (const auto& t : job->writes)
-            job->out.push_back(host_like(t));
+            job->out_is_mapped.push_back(can_map(t));
+        } else {
+          for (const auto& t : job->writes) {
+            bool map = can_map(t);
+            job->out.push_back(map ? mapped(t, job->maps) : host_like(t));
+            job->out_is_mapped.push_back(map);
+          }
+        }
         job->issued_ns = now_ns();
         job->inner = job->issue(job->in, job->out);
         complete_q_.push(std::move(job));
@@ -950,8 +995,9 @@ class ProcessGroupOCL : public c10d::Backend {
           // The outputs may still be read by work queued before the call.
           TOCL_CHECK(tocl_event_block(job->ready.get(), job->dev, tocl_stream_current(job->dev)));
         }
+        job->unmap_all();  // Gloo and the fix-ups wrote mapped outputs in place
         for (size_t i = 0; i < job->writes.size(); i++)
-          if (!job->writes[i].is_same(job->out[i]))
+          if (!job->out_is_mapped[i] && !job->writes[i].is_same(job->out[i]))
             job->writes[i].copy_(job->out[i]);
         job->work->complete(job->result, job->inner);
         record(*job);

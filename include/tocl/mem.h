@@ -154,6 +154,20 @@ tocl_status tocl_copy_d2d(int dev, int stream, tocl_addr dst, tocl_addr src, siz
 /* Fill nbytes at dst with a repeated pattern of 1, 2, 4 or 8 bytes. */
 tocl_status tocl_mem_fill(int dev, int stream, tocl_addr dst, const void *pattern, size_t pattern_bytes, size_t nbytes);
 
+/* A device range as a host pointer, without a copy (runtime/mem/map.c):
+ * only on CPU devices, whose memory is host memory; elsewhere
+ * tocl_mem_map fails with TOCL_E_UNSUPPORTED and the caller copies. The map
+ * waits for the work queued on (dev, stream); the range must not be used by
+ * kernels until tocl_mem_unmap, which waits for the unmap. */
+typedef struct tocl_map {
+    void *host; /* the range's first byte */
+    void *buf;  /* the segment (cl_mem), retained while mapped */
+    int dev, stream;
+} tocl_map;
+int tocl_mem_map_supported(int dev);
+tocl_status tocl_mem_map(int dev, int stream, tocl_addr addr, size_t nbytes, tocl_map *out);
+tocl_status tocl_mem_unmap(tocl_map *m);
+
 /* Pinned (page-locked where the platform allows) host memory, suitable for
  * asynchronous copies. */
 tocl_status tocl_host_alloc(size_t nbytes, void **out);
