@@ -74,3 +74,19 @@ def test_torchrun_two_nodes(tmp_path):
     want = train_gpt.train("ocl", "test", amp=False, progress=False)
     _close(json.loads(out_json.read_text()), want, 1e-5)
     assert all("loss" in o for o in outs[:1]), outs[0][-2000:]
+
+
+def test_cuda_ddp_script_under_transfer_to_ocl(tmp_path):
+    """A script written for CUDA + NCCL runs unchanged under torchrun and
+    torch_ocl.transfer_to_ocl ("nccl" becomes oclgloo, "cuda:r" ocl:r)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "ddp_cuda.py")
+    out = tmp_path / "ocl.json"
+    _check(_torchrun(["--standalone", "--nproc-per-node=2", "-m", "torch_ocl.transfer_to_ocl", script,
+                      "--out", str(out)]))
+    ref = tmp_path / "cpu.json"
+    r = subprocess.run([sys.executable, script, "--device", "cpu", "--out", str(ref)], env=_env(),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got, want = json.loads(out.read_text()), json.loads(ref.read_text())
+    assert got["device"].startswith("ocl"), got
+    _close(got["losses"], want["losses"], 1e-4)
