@@ -19,317 +19,28 @@
 
 #ifdef TOCL_WITH_C10D
 
-#include <array>
-#include <condition_variable>
 #include <cxxabi.h>
-#include <deque>
-#include <functional>
-#include <memory>
 #include <mutex>
 #include <optional>
-#include <string>
-#include <thread>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include <ATen/ATen.h>
 #include <pybind11/chrono.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
-#include <torch/csrc/distributed/c10d/reducer_timer.hpp>
 #include <torch/csrc/utils/pybind.h>
 
+#include "distributed/ocl_ddp_timer.h"
+#include "distributed/ocl_dist_reduce.h"
+#include "distributed/ocl_dist_staging.h"
+#include "distributed/ocl_dist_work.h"
 #include "ocl_common.h"
 
 namespace py = pybind11;
 
 namespace torch_ocl {
-namespace {
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-using Tensors = std::vector<at::Tensor>;
-using c10d::ReduceOp;
-
-// ---------------------------------------------------------------- reduce ops
-
-// What Gloo runs for a reduce op, and the host-side steps around it.
-struct Reduction {
-  ReduceOp op = ReduceOp::SUM;  // the op Gloo applies
-  double scale = 1.0;           // PREMUL_SUM: multiply inputs first
-  int64_t divide = 1;           // AVG: divide the result by the group size
-};
-
-double premul_factor(const ReduceOp& op) {
-#ifdef TOCL_C10D_PREMUL_LEGACY
-  auto* s = dynamic_cast<c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
-  TORCH_CHECK(s, "oclgloo: PREMUL_SUM without a factor");
-  return s->tensor_factors.empty() ? s->double_factor : s->tensor_factors[0].item<double>();
-#else
-  auto* s = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
-  TORCH_CHECK(s, "oclgloo: PREMUL_SUM without a factor");
-  return s->tensor_factor.defined() ? s->tensor_factor.item<double>() : s->double_factor;
-#endif
-}
-
-Reduction plan_reduction(const ReduceOp& op, at::ScalarType dtype, int size, const char* what) {
-  Reduction r;
-  switch (op.op_) {
-    case ReduceOp::AVG:
-      TORCH_CHECK(dtype != at::kBool, "oclgloo: ", what, " with ReduceOp.AVG is not supported for bool tensors");
-      r.divide = size;
-      return r;
-    case ReduceOp::PREMUL_SUM:
-      TORCH_CHECK(at::isFloatingType(dtype) || at::isComplexType(dtype), "oclgloo: ", what,
-                  " with ReduceOp.PREMUL_SUM needs a floating-point tensor, got ", dtype);
-      r.scale = premul_factor(op);
-      return r;
-    case ReduceOp::UNUSED:
-      TORCH_CHECK(false, "oclgloo: ", what, ": invalid reduce op");
-    default:
-      r.op = op;
-      return r;
-  }
-}
-
-at::Tensor scaled(const at::Tensor& h, const Reduction& r) {
-  return r.scale == 1.0 ? h : h.mul(r.scale);  // out of place: h may be the caller's CPU tensor
-}
-
-void finish_reduction(const at::Tensor& h, const Reduction& r) {
-  if (r.divide == 1)
-    return;
-  if (at::isFloatingType(h.scalar_type()) || at::isComplexType(h.scalar_type()))
-    h.div_(r.divide);
-  else
-    h.div_(r.divide, "trunc");  // integer AVG rounds toward zero
-}
-
-// ----------------------------------------------------------- host staging
-
-// On CPU devices a contiguous ocl tensor is handed to Gloo as a host view of
-// its own memory (tocl_mem_map: no copy either way). TORCH_OCL_DIST_MAP=0
-// copies instead (for comparison).
-bool can_map(const at::Tensor& t) {
-  static const bool enabled = [] {
-    const char* e = std::getenv("TORCH_OCL_DIST_MAP");
-    return !(e && std::string(e) == "0");
-  }();
-  if (!enabled || t.is_cpu() || !t.is_contiguous() || t.numel() == 0)
-    return false;
-  static std::vector<int> supported(64, -1);  // per device: -1 unknown
-  int dev = t.device().index();
-  if (dev < 0 || dev >= 64)
-    return false;
-  if (supported[dev] < 0)
-    supported[dev] = tocl_mem_map_supported(dev);
-  return supported[dev] == 1;
-}
-
-// The host view of t's memory, mapped after the work queued on the current
-// stream; the mapping is kept in maps until released.
-at::Tensor mapped(const at::Tensor& t, std::vector<tocl_map>& maps) {
-  int dev = t.device().index();
-  tocl_map m{};
-  TOCL_CHECK(tocl_mem_map(dev, tocl_stream_current(dev), reinterpret_cast<tocl_addr>(t.data_ptr()), t.nbytes(), &m));
-  maps.push_back(m);
-  return at::from_blob(m.host, t.sizes(), t.options().device(at::kCPU));
-}
-
-// A contiguous host tensor with t's values (t itself when it already is one).
-at::Tensor to_host(const at::Tensor& t) {
-  if (t.is_cpu() && t.is_contiguous())
-    return t;
-  at::Tensor h = at::empty(t.sizes(), t.options().device(at::kCPU).memory_format(at::MemoryFormat::Contiguous));
-  h.copy_(t);
-  return h;
-}
-
-// A contiguous host tensor to receive t's new values.
-at::Tensor host_like(const at::Tensor& t) {
-  if (t.is_cpu() && t.is_contiguous())
-    return t;
-  return at::empty(t.sizes(), t.options().device(at::kCPU).memory_format(at::MemoryFormat::Contiguous));
-}
-
-// Host tensors flattened into one buffer (one Gloo call for a coalesced op).
-at::Tensor flat_cat(const Tensors& hs) {
-  Tensors flat;
-  for (const auto& h : hs)
-    flat.push_back(h.reshape({-1}));
-  return at::cat(flat);
-}
-
-// Copy consecutive segments of a flat buffer back into hs.
-void flat_split(const at::Tensor& flat, Tensors& hs) {
-  int64_t off = 0;
-  for (auto& h : hs) {
-    h.view({-1}).copy_(flat.narrow(0, off, h.numel()));
-    off += h.numel();
-  }
-}
-
-// A coalesced call's total size: its key's shape.
-int64_t total_numel(const Tensors& ts) {
-  int64_t n = 0;
-  for (const auto& t : ts)
-    n += t.numel();
-  return n;
-}
-
-// Each of a thread's ocl devices gets its own stream from the pool, taken
-// the first time the thread touches the device.
-void use_comm_stream(int dev) {
-  thread_local std::vector<int> streams;
-  if (dev >= static_cast<int>(streams.size()))
-    streams.resize(dev + 1, -1);
-  if (streams[dev] < 0) {
-    int s = 0;
-    TOCL_CHECK(tocl_stream_from_pool(dev, &s));
-    streams[dev] = s;
-  }
-  TOCL_CHECK(tocl_stream_set_current(dev, streams[dev]));
-}
-
-// An error from Gloo (a timeout, a dead peer) named after the collective,
-// as torch.distributed.DistBackendError; the backend's own checks already
-// name it and pass through as they are.
-std::exception_ptr named_error(const char* title, std::exception_ptr e) {
-  std::string msg;
-  try {
-    std::rethrow_exception(e);
-  } catch (const c10::Error& err) {
-    msg = err.what_without_backtrace();
-  } catch (const std::exception& err) {
-    msg = err.what();
-  } catch (...) {
-    msg = "unknown error";
-  }
-  if (msg.rfind("oclgloo", 0) == 0)
-    return e;
-  try {
-    C10_THROW_ERROR(DistBackendError, c10::str(title, " failed: ", msg));
-  } catch (...) {
-    return std::current_exception();
-  }
-}
-
-// ------------------------------------------------------------------ work
-
-class WorkOCL : public c10d::Work {
- public:
-  WorkOCL(int rank, c10d::OpType type, const char* title, std::vector<c10::Device> devices)
-      : Work(rank, type, title),
-        future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
-                                                          std::move(devices))) {}
-
-  std::vector<at::Tensor> result() override {
-    std::lock_guard<std::mutex> g(mutex_);
-    return outputs_;
-  }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
-  // Orders the caller's current stream after the copy back (the Future's
-  // events); Work::wait() calls it once the host side has completed.
-  void synchronize() override {
-    if (future_->completed() && !future_->hasError())
-      future_->wait();
-  }
-  int sourceRank() const override {
-    std::lock_guard<std::mutex> g(mutex_);
-    TORCH_CHECK(inner_, "oclgloo: sourceRank() is only known once a recv from any source completes");
-    return inner_->sourceRank();
-  }
-
-  void complete(const Tensors& outputs, c10::intrusive_ptr<c10d::Work> inner) {
-    {
-      std::lock_guard<std::mutex> g(mutex_);
-      outputs_ = outputs;
-      inner_ = std::move(inner);
-    }
-    future_->markCompleted(c10::IValue(outputs));
-    finish();
-  }
-  void fail(std::exception_ptr e) {
-    if (!future_->completed())
-      future_->setError(e);
-    finish(e);
-  }
-
- private:
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
-  Tensors outputs_;
-  c10::intrusive_ptr<c10d::Work> inner_;
-};
-
-// ------------------------------------------------------------------ jobs
-
-// One collective on its way through the two threads. reads are copied to
-// host before issue; writes receive the host results after completion
-// (inplace: the same tensors, one host copy serving both).
-struct Job {
-  using Issue = std::function<c10::intrusive_ptr<c10d::Work>(Tensors& in, Tensors& out)>;
-  using Finish = std::function<void(Tensors& out)>;
-
-  Tensors reads, writes, result;
-  bool inplace = false;
-  std::vector<int64_t> agree;  // what every rank's call must match (empty: not checked)
-  Issue issue;
-  Finish finish;  // host-side fix-up once Gloo is done (optional)
-
-  int dev = -1;  // the ocl device, -1 when every tensor is on the CPU
-  std::shared_ptr<tocl_event> ready;  // the caller's stream at the call
-  c10::intrusive_ptr<WorkOCL> work;
-  Tensors in, out;
-  std::vector<bool> out_is_mapped;  // out[i] is writes[i]'s own memory: nothing to copy back
-  std::vector<tocl_map> maps;       // released once Gloo is done (or the job fails)
-  c10::intrusive_ptr<c10d::Work> inner;
-  const char* title = "";
-
-  void unmap_all() {
-    for (auto& m : maps)
-      tocl_mem_unmap(&m);
-    maps.clear();
-  }
-  ~Job() { unmap_all(); }
-  int64_t queued_ns = 0, issued_ns = 0;  // steady clock (Python: time.monotonic_ns)
-};
-using JobPtr = std::shared_ptr<Job>;
-
-template <class T>
-class Fifo {
- public:
-  void push(T v) {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      q_.push_back(std::move(v));
-    }
-    cv_.notify_one();
-  }
-  bool pop(T& v) {  // false once closed and drained
-    std::unique_lock<std::mutex> l(mu_);
-    cv_.wait(l, [&] { return closed_ || !q_.empty(); });
-    if (q_.empty())
-      return false;
-    v = std::move(q_.front());
-    q_.pop_front();
-    return true;
-  }
-  void close() {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      closed_ = true;
-    }
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<T> q_;
-  bool closed_ = false;
-};
+namespace dist {
 
 // --------------------------------------------------------------- backend
 
@@ -1026,60 +737,25 @@ class ProcessGroupOCL : public c10d::Backend {
   std::once_flag stopped_;
 };
 
-// DDP's per-iteration timings (ddp._get_ddp_logging_data(): forward,
-// backward compute and communication times) for ocl modules, as CudaTimer
-// does for CUDA: events on the current stream, read on the device clock.
-class OclTimer : public c10d::Timer {
- public:
-  explicit OclTimer(c10::Device d) : dev_(d.index() < 0 ? current_device() : d.index()) {}
-  ~OclTimer() override {
-    for (auto* e : events_)
-      tocl_event_destroy(e);
-  }
-  void record(Event event) override {
-    Timer::record(event);  // the host timestamp DDP also reports
-    tocl_event*& e = events_[static_cast<int>(event)];
-    if (!e && tocl_event_create(&e) != TOCL_OK)
-      return;
-    if (tocl_event_record(e, dev_, tocl_stream_current(dev_)) != TOCL_OK)
-      return;
-    recorded_[static_cast<int>(event)] = true;
-  }
-  std::optional<int64_t> measureDifference(Event start, Event end) override {
-    int a = static_cast<int>(start), b = static_cast<int>(end);
-    if (!recorded_[a] || !recorded_[b])
-      return std::nullopt;
-    double ms = 0;
-    if (tocl_event_sync(events_[b]) != TOCL_OK || tocl_event_elapsed_ms(events_[a], events_[b], &ms) != TOCL_OK)
-      return std::nullopt;
-    return static_cast<int64_t>(ms * 1e6);
-  }
-
- private:
-  int dev_;
-  std::array<tocl_event*, 5> events_{};
-  std::array<bool, 5> recorded_{};
-};
-
-}  // namespace
+}  // namespace dist
 }  // namespace torch_ocl
 
 namespace c10d {
-C10_REGISTER_TYPED_CLASS(TimerRegistry, c10::kPrivateUse1, torch_ocl::OclTimer);
+C10_REGISTER_TYPED_CLASS(TimerRegistry, c10::kPrivateUse1, torch_ocl::dist::OclTimer);
 }  // namespace c10d
 
 namespace torch_ocl {
 
 void register_distributed_bindings(py::module& m) {
-  py::class_<ProcessGroupOCL, c10d::Backend, c10::intrusive_ptr<ProcessGroupOCL>>(m, "_ProcessGroupOCL")
+  py::class_<dist::ProcessGroupOCL, c10d::Backend, c10::intrusive_ptr<dist::ProcessGroupOCL>>(m, "_ProcessGroupOCL")
       .def(py::init([](const c10::intrusive_ptr<c10d::Backend>& inner,
                        const std::optional<c10::intrusive_ptr<c10d::Backend>>& checker, int rank, int size) {
-             return c10::make_intrusive<ProcessGroupOCL>(inner, checker.value_or(nullptr), rank, size);
+             return c10::make_intrusive<dist::ProcessGroupOCL>(inner, checker.value_or(nullptr), rank, size);
            }),
            py::arg("inner"), py::arg("checker"), py::arg("rank"), py::arg("size"))
-      .def_property_readonly("inner", &ProcessGroupOCL::inner)
-      .def("_timeline", &ProcessGroupOCL::timeline, py::arg("clear") = false)
-      .def("_stop", &ProcessGroupOCL::stop, py::call_guard<py::gil_scoped_release>());
+      .def_property_readonly("inner", &dist::ProcessGroupOCL::inner)
+      .def("_timeline", &dist::ProcessGroupOCL::timeline, py::arg("clear") = false)
+      .def("_stop", &dist::ProcessGroupOCL::stop, py::call_guard<py::gil_scoped_release>());
 }
 
 }  // namespace torch_ocl

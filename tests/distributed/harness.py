@@ -34,7 +34,7 @@ def _entry(rank, world_size, store_path, target, args, backend, timeout_s):
             dist.destroy_process_group()
 
 
-def run_world(target, world_size=2, args=(), backend="cpu:gloo,ocl:oclgloo", deadline_s=240,
+def run_world(target, world_size=2, args=(), backend="cpu:gloo,ocl:oclgloo", deadline_s=600,
               pg_timeout_s=PG_TIMEOUT.total_seconds()):
     """Run target(rank, world_size, *args) on world_size ranks in a group
     made with ``backend`` (None: the target makes its own)."""
