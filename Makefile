@@ -18,6 +18,9 @@ SOURCES := $(shell find include runtime kernels adapter python cmake -type f -no
 C_BUILD := build/c
 # Two PoCL devices so multi-device paths are tested on one CPU.
 export CCACHE_BASEDIR := $(CURDIR)
+# Worktrees and clean clones share cache entries: with -g, ccache would
+# otherwise hash the build directory into every key and miss.
+export CCACHE_NOHASHDIR := 1
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
 .PHONY: demo test test-distributed pytest-distributed setup install ctest pytest sanitize conformance models bench docs parity clean kernel-profile

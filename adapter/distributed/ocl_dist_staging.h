@@ -4,6 +4,7 @@
 // ocl_process_group.cpp, so torch's headers are compiled once).
 #pragma once
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -29,13 +30,19 @@ inline bool can_map(const at::Tensor& t) {
   }();
   if (!enabled || t.is_cpu() || !t.is_contiguous() || t.numel() == 0)
     return false;
-  static std::vector<int> supported(64, -1);  // per device: -1 unknown
+  // Per device: 0 unknown, 1 no, 2 yes (static storage starts zeroed).
+  // Atomic: the issue and completion threads of several groups ask at
+  // once; asking twice gives the same answer.
+  static std::atomic<int> supported[64];
   int dev = t.device().index();
   if (dev < 0 || dev >= 64)
     return false;
-  if (supported[dev] < 0)
-    supported[dev] = tocl_mem_map_supported(dev);
-  return supported[dev] == 1;
+  int s = supported[dev].load(std::memory_order_relaxed);
+  if (s == 0) {
+    s = tocl_mem_map_supported(dev) ? 2 : 1;
+    supported[dev].store(s, std::memory_order_relaxed);
+  }
+  return s == 2;
 }
 
 // The host view of t's memory, mapped after the work queued on the current

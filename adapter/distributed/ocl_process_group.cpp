@@ -111,7 +111,7 @@ class ProcessGroupOCL : public c10d::Backend {
     job->issue = [this, o, r](Tensors& in, Tensors&) {
       if (r.scale != 1.0)
         in[0].mul_(r.scale);  // in place is right here: the input is also the output
-      return inner_->allreduce(in, const_cast<c10d::AllreduceOptions&>(o));
+      return inner_->allreduce(in, o);
     };
     job->finish = [r](Tensors& out) { finish_reduction(out[0], r); };
     job->agree = key(c10d::OpType::ALLREDUCE, tensors[0], opts.reduceOp.op_);
@@ -131,7 +131,7 @@ class ProcessGroupOCL : public c10d::Backend {
     job->issue = [this, o, r, flat](Tensors& in, Tensors&) {
       *flat = scaled(flat_cat(in), r);
       Tensors one{*flat};
-      return inner_->allreduce(one, const_cast<c10d::AllreduceOptions&>(o));
+      return inner_->allreduce(one, o);
     };
     job->finish = [r, flat](Tensors& out) {
       finish_reduction(*flat, r);
@@ -158,7 +158,7 @@ class ProcessGroupOCL : public c10d::Backend {
       // A private buffer: Gloo may leave partial sums in a non-root's tensor.
       *buf = r.scale == 1.0 ? in[0].clone() : in[0].mul(r.scale);
       Tensors one{*buf};
-      return inner_->reduce(one, const_cast<c10d::ReduceOptions&>(o));
+      return inner_->reduce(one, o);
     };
     job->finish = [r, buf, root](Tensors& out) {
       if (!root)
@@ -182,7 +182,7 @@ class ProcessGroupOCL : public c10d::Backend {
     auto o = opts;
     job->issue = [this, o](Tensors& in, Tensors& out) {
       std::vector<Tensors> lists{out};
-      return inner_->allgather(lists, in, const_cast<c10d::AllgatherOptions&>(o));
+      return inner_->allgather(lists, in, o);
     };
     job->agree = key(c10d::OpType::ALLGATHER, inputs[0]);
     return submit(job, {&inputs, &outputs[0]}, c10d::OpType::ALLGATHER, "oclgloo:all_gather");
@@ -202,7 +202,7 @@ class ProcessGroupOCL : public c10d::Backend {
     job->issue = [this, o](Tensors& in, Tensors& out) {
       at::Tensor flat_out = out[0].view({-1});
       at::Tensor flat_in = in[0].view({-1});
-      return inner_->_allgather_base(flat_out, flat_in, const_cast<c10d::AllgatherOptions&>(o));
+      return inner_->_allgather_base(flat_out, flat_in, o);
     };
     Tensors all{output, input};
     job->agree = key(c10d::OpType::_ALLGATHER_BASE, input);
@@ -211,15 +211,7 @@ class ProcessGroupOCL : public c10d::Backend {
 
   c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(Tensors& outputs, Tensors& inputs,
                                                                  const c10d::AllgatherOptions& opts) override {
-    TORCH_CHECK(!inputs.empty() && outputs.size() == inputs.size(),
-                "oclgloo: allgather_into_tensor_coalesced needs as many outputs as inputs (got ", outputs.size(),
-                " and ", inputs.size(), ")");
-    for (size_t i = 0; i < inputs.size(); i++)
-      TORCH_CHECK(outputs[i].numel() == inputs[i].numel() * size_,
-                  "oclgloo: allgather_into_tensor_coalesced: output ", i, " has ", outputs[i].numel(),
-                  " elements; expected ", inputs[i].numel() * size_);
-    check_same_dtype(outputs, inputs[0], "allgather_into_tensor_coalesced");
-    check_same_dtype(inputs, inputs[0], "allgather_into_tensor_coalesced");
+    check_pairs(inputs, outputs, "allgather_into_tensor_coalesced", "output");
     auto job = std::make_shared<Job>();
     job->reads = inputs;
     job->writes = outputs;
@@ -230,7 +222,7 @@ class ProcessGroupOCL : public c10d::Backend {
     job->issue = [this, o, gathered, size](Tensors& in, Tensors&) {
       at::Tensor flat_in = flat_cat(in);
       *gathered = at::empty({size * flat_in.numel()}, flat_in.options());
-      return inner_->_allgather_base(*gathered, flat_in, const_cast<c10d::AllgatherOptions&>(o));
+      return inner_->_allgather_base(*gathered, flat_in, o);
     };
     job->finish = [gathered, size](Tensors& out) {
       // gathered is [rank][input i][elements]; output i is [rank][elements].
@@ -270,7 +262,7 @@ class ProcessGroupOCL : public c10d::Backend {
       std::vector<Tensors> lists;
       if (root)
         lists.push_back(out);
-      return inner_->gather(lists, in, const_cast<c10d::GatherOptions&>(o));
+      return inner_->gather(lists, in, o);
     };
     Tensors all = inputs;
     if (root)
@@ -301,7 +293,7 @@ class ProcessGroupOCL : public c10d::Backend {
       std::vector<Tensors> lists;
       if (root)
         lists.push_back(in);
-      return inner_->scatter(out, lists, const_cast<c10d::ScatterOptions&>(o));
+      return inner_->scatter(out, lists, o);
     };
     Tensors all = outputs;
     if (root)
@@ -327,7 +319,7 @@ class ProcessGroupOCL : public c10d::Backend {
     job->issue = [this, o, r, stacked, n](Tensors& in, Tensors& out) {
       *stacked = scaled(flat_cat(in), r);  // rank j's chunk at [j*n, (j+1)*n)
       at::Tensor flat_out = out[0].view({-1});
-      return inner_->_reduce_scatter_base(flat_out, *stacked, const_cast<c10d::ReduceScatterOptions&>(o));
+      return inner_->_reduce_scatter_base(flat_out, *stacked, o);
     };
     job->finish = [r](Tensors& out) { finish_reduction(out[0], r); };
     Tensors all = outputs;
@@ -352,7 +344,7 @@ class ProcessGroupOCL : public c10d::Backend {
     job->issue = [this, o, r](Tensors& in, Tensors& out) {
       at::Tensor flat_in = scaled(in[0].view({-1}), r);
       at::Tensor flat_out = out[0].view({-1});
-      return inner_->_reduce_scatter_base(flat_out, flat_in, const_cast<c10d::ReduceScatterOptions&>(o));
+      return inner_->_reduce_scatter_base(flat_out, flat_in, o);
     };
     job->finish = [r](Tensors& out) { finish_reduction(out[0], r); };
     Tensors all{output, input};
@@ -362,15 +354,7 @@ class ProcessGroupOCL : public c10d::Backend {
 
   c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(Tensors& outputs, Tensors& inputs,
                                                                  const c10d::ReduceScatterOptions& opts) override {
-    TORCH_CHECK(!inputs.empty() && outputs.size() == inputs.size(),
-                "oclgloo: reduce_scatter_tensor_coalesced needs as many outputs as inputs (got ", outputs.size(),
-                " and ", inputs.size(), ")");
-    for (size_t i = 0; i < inputs.size(); i++)
-      TORCH_CHECK(inputs[i].numel() == outputs[i].numel() * size_,
-                  "oclgloo: reduce_scatter_tensor_coalesced: input ", i, " has ", inputs[i].numel(),
-                  " elements; expected ", outputs[i].numel() * size_);
-    check_same_dtype(outputs, inputs[0], "reduce_scatter_tensor_coalesced");
-    check_same_dtype(inputs, inputs[0], "reduce_scatter_tensor_coalesced");
+    check_pairs(outputs, inputs, "reduce_scatter_tensor_coalesced", "input");
     Reduction r = plan_reduction(opts.reduceOp, inputs[0].scalar_type(), size_, "reduce_scatter_tensor_coalesced");
     auto job = std::make_shared<Job>();
     job->reads = inputs;
@@ -387,7 +371,7 @@ class ProcessGroupOCL : public c10d::Backend {
         cols.push_back(h.reshape({size, -1}));
       at::Tensor stacked = scaled(at::cat(cols, 1).reshape({-1}), r);
       *reduced = at::empty({stacked.numel() / size}, stacked.options());
-      return inner_->_reduce_scatter_base(*reduced, stacked, const_cast<c10d::ReduceScatterOptions&>(o));
+      return inner_->_reduce_scatter_base(*reduced, stacked, o);
     };
     job->finish = [r, reduced](Tensors& out) {
       finish_reduction(*reduced, r);
@@ -409,7 +393,7 @@ class ProcessGroupOCL : public c10d::Backend {
     job->result = {output};
     auto o = opts;
     job->issue = [this, o, osplit, isplit](Tensors& in, Tensors& out) mutable {
-      return inner_->alltoall_base(out[0], in[0], osplit, isplit, const_cast<c10d::AllToAllOptions&>(o));
+      return inner_->alltoall_base(out[0], in[0], osplit, isplit, o);
     };
     Tensors all{output, input};
     job->agree = key(c10d::OpType::ALLTOALL_BASE, input, -1, -1, false);
@@ -440,7 +424,7 @@ class ProcessGroupOCL : public c10d::Backend {
       for (auto n : osplit)
         total += n;
       *received = at::empty({total}, flat_in.options());
-      return inner_->alltoall_base(*received, flat_in, osplit, isplit, const_cast<c10d::AllToAllOptions&>(o));
+      return inner_->alltoall_base(*received, flat_in, osplit, isplit, o);
     };
     job->finish = [received](Tensors& out) { flat_split(*received, out); };
     Tensors all = inputs;
@@ -484,7 +468,7 @@ class ProcessGroupOCL : public c10d::Backend {
     // Gloo's barrier works on the CPU; the ocl device plays no part in it.
     o.device_ids.clear();
     o.device = std::nullopt;
-    job->issue = [this, o](Tensors&, Tensors&) { return inner_->barrier(const_cast<c10d::BarrierOptions&>(o)); };
+    job->issue = [this, o](Tensors&, Tensors&) { return inner_->barrier(o); };
     Tensors none;
     return submit(job, {&none}, c10d::OpType::BARRIER, "oclgloo:barrier");
   }
@@ -539,6 +523,18 @@ class ProcessGroupOCL : public c10d::Backend {
     for (const auto& t : ts)
       TORCH_CHECK(t.scalar_type() == ref.scalar_type(), "oclgloo: ", op, ": tensors must share one dtype; got ",
                   t.scalar_type(), " and ", ref.scalar_type());
+  }
+  // A coalesced call's pairs: as many small as big tensors, each big one
+  // holding the group size times its small one's elements, one dtype for all.
+  // (all-gather: small = inputs, big = outputs; reduce-scatter: the reverse.)
+  void check_pairs(const Tensors& small, const Tensors& big, const char* op, const char* big_name) {
+    TORCH_CHECK(!small.empty() && small.size() == big.size(), "oclgloo: ", op,
+                " needs as many outputs as inputs (got ", small.size(), " and ", big.size(), ")");
+    for (size_t i = 0; i < small.size(); i++)
+      TORCH_CHECK(big[i].numel() == small[i].numel() * size_, "oclgloo: ", op, ": ", big_name, " ", i, " has ",
+                  big[i].numel(), " elements; expected ", small[i].numel() * size_);
+    check_same_dtype(small, small[0], op);
+    check_same_dtype(big, small[0], op);
   }
   // A per-rank list (allgather outputs, scatter inputs, ...): one tensor per
   // rank, each like ref.

@@ -5,7 +5,11 @@
   python -m torch_ocl cache clear   remove cached program binaries
   python -m torch_ocl ops           aten ops with a native ocl kernel (--markdown for docs/)
   python -m torch_ocl port PATH     CUDA-specific uses in a script or project, each with a verdict
-                                    for torch_ocl.transfer_to_ocl (--json, --markdown)
+                                    for torch_ocl.transfer_to_ocl (--json, --markdown); --run "CMD"
+                                    also runs CMD under the shim and reports what left the device
+  python -m torch_ocl trace SCRIPT.py [ARGS...]
+                                    run a script and report ops on ocl, ops that fell back to the
+                                    CPU (with call sites) and host-device copies (--json PATH)
   python -m torch_ocl parity        torch.cuda / torch.accelerator parity (--markdown, --json for docs/)
 """
 
@@ -79,12 +83,19 @@ def _port(args):
     from . import port
 
     try:
-        out = port.run(args.path, "json" if args.json else "markdown" if args.markdown else "text")
-    except FileNotFoundError as e:
+        out = port.run(args.path, "json" if args.json else "markdown" if args.markdown else "text",
+                       command=args.run, timeout=args.timeout)
+    except (FileNotFoundError, ValueError) as e:
         print(e, file=sys.stderr)
         return 2
     sys.stdout.write(out)
     return 0
+
+
+def _trace(args):
+    from torch_ocl import trace
+
+    return trace.run(args.script, json_path=args.json)
 
 
 def _parity(args):
@@ -111,7 +122,13 @@ def main(argv=None):
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--markdown", action="store_true")
+    p.add_argument("--run", metavar="CMD", help='also run CMD (e.g. "python train.py --steps 2") under the shim')
+    p.add_argument("--timeout", type=float, default=None, help="seconds before --run's command is stopped")
     p.set_defaults(fn=_port)
+    t = sub.add_parser("trace", help="run a script; report ops on ocl, CPU fallbacks with call sites, copies")
+    t.add_argument("--json", metavar="PATH")
+    t.add_argument("script", nargs=argparse.REMAINDER)
+    t.set_defaults(fn=_trace)
     p = sub.add_parser("parity", help="torch.cuda / torch.accelerator parity tables")
     p.add_argument("--markdown", metavar="PATH")
     p.add_argument("--json", metavar="PATH")

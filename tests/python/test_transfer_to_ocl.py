@@ -532,12 +532,14 @@ def test_nanogpt_cuda_script_runs_unchanged(tmp_path, dtype, compile_):
     assert ", 0 node(s) on the CPU" in log
 
 
-def _hf(tmp_path, precision, shim):
-    out = tmp_path / f"hf-{precision}-{shim}.json"
+def _hf(tmp_path, precision, shim, integration=False):
+    out = tmp_path / f"hf-{precision}-{shim}-{integration}.json"
     script = os.path.join(FIXTURES, "hf_trainer_cuda.py")
     args = [script, "--precision", precision, "--out", str(out), "--workdir", str(tmp_path / "work")]
     if shim:
         args = ["-m", "torch_ocl.transfer_to_ocl"] + args
+    elif integration:
+        args += ["--ocl-accelerate"]
     else:
         args += ["--use-cpu"]
     # One device: with two, Trainer wraps the model in DataParallel (refused under the shim, see targets.py).
@@ -555,6 +557,54 @@ def test_hf_trainer_cuda_script_runs_unchanged(tmp_path, precision):
     assert len(res["losses"]) == 3 and all(l == l for l in res["losses"])
     for a, b in zip(res["losses"], cpu["losses"]):
         assert abs(a - b) <= 0.02 * abs(b), (res["losses"], cpu["losses"])
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_hf_trainer_with_accelerate_integration(tmp_path, precision):
+    # A script written for ocl, not CUDA: one call routes accelerate and
+    # Trainer to the device (without it they train on the CPU).
+    res = _hf(tmp_path, precision, shim=False, integration=True)
+    assert res["steps"] == 3 and res["param_devices"] == ["ocl"], res
+    assert res["device"] == "ocl:0", res
+    if precision == "fp16":
+        assert res["scaler"] == "GradScaler" and res["scaler_device"] == "ocl", res
+    else:
+        assert res["scaler"] is None, res
+    cpu = _hf(tmp_path, "bf16", shim=False)
+    assert all(l == l for l in res["losses"]) and len(res["losses"]) == 3
+    for a, b in zip(res["losses"], cpu["losses"]):
+        assert abs(a - b) <= 0.02 * abs(b), (res["losses"], cpu["losses"])
+
+
+def test_accelerate_integration_enable_disable():
+    accelerate = pytest.importorskip("accelerate")
+    import torch_ocl.integrations.accelerate as ocl_acc
+    from accelerate.state import PartialState
+    from accelerate.utils import modeling
+
+    before = (accelerate.Accelerator.__init__, modeling.get_grad_scaler, os.environ.get("ACCELERATE_TORCH_DEVICE"))
+    PartialState._reset_state()
+    try:
+        assert ocl_acc.enable() == torch.device("ocl", 0)
+        assert ocl_acc.is_enabled()
+        assert PartialState().device == torch.device("ocl", 0)
+        assert PartialState().default_device.type == "ocl"
+    finally:
+        ocl_acc.disable()
+        PartialState._reset_state()
+    assert not ocl_acc.is_enabled()
+    assert (accelerate.Accelerator.__init__, modeling.get_grad_scaler,
+            os.environ.get("ACCELERATE_TORCH_DEVICE")) == before
+    assert PartialState().device.type == "cpu"  # accelerate's own choice again
+    PartialState._reset_state()
+    # Too late: accelerate has already picked the CPU.
+    PartialState(cpu=True)
+    try:
+        with pytest.raises(RuntimeError, match="must run before the first Accelerator"):
+            ocl_acc.enable()
+        assert not ocl_acc.is_enabled()
+    finally:
+        PartialState._reset_state()
 
 
 def test_data_parallel(shim):

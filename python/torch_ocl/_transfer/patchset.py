@@ -15,7 +15,6 @@ _MISSING = object()
 
 counts = collections.Counter()  # "torch.zeros" -> calls the shim rewrote
 missing = collections.Counter()  # torch.cuda names torch.ocl lacks, as asked for
-_applied = []  # (owner, name, previous value or _MISSING), in apply order
 
 
 def note(what: str) -> None:
@@ -26,38 +25,53 @@ def note_missing(name: str) -> None:
     missing[name] += 1
 
 
-def replace(owner, name: str, value) -> None:
-    """Set owner.name = value, remembering what to put back."""
-    prev = vars(owner).get(name, _MISSING)
-    _applied.append((owner, name, prev))
-    setattr(owner, name, value)
+class Patches:
+    """A set of attribute (and mapping entry) replacements that can be
+    undone in reverse order. The shim owns one; torch_ocl.integrations
+    keep their own, so undoing one leaves the other in place."""
 
+    def __init__(self):
+        self._applied = []  # (owner, name, previous value or _MISSING[, "key"]), in apply order
 
-def replace_key(mapping: dict, key, value) -> None:
-    """mapping[key] = value (sys.modules entries), remembering what to put back."""
-    _applied.append((mapping, key, mapping.get(key, _MISSING), "key"))
-    mapping[key] = value
+    def replace(self, owner, name: str, value) -> None:
+        """Set owner.name = value, remembering what to put back."""
+        prev = vars(owner).get(name, _MISSING)
+        self._applied.append((owner, name, prev))
+        setattr(owner, name, value)
 
+    def replace_key(self, mapping: dict, key, value) -> None:
+        """mapping[key] = value (sys.modules entries), remembering what to put back."""
+        self._applied.append((mapping, key, mapping.get(key, _MISSING), "key"))
+        mapping[key] = value
 
-def restore_all() -> None:
-    while _applied:
-        owner, name, prev, *how = _applied.pop()
-        if how:  # a mapping entry
-            if prev is _MISSING:
-                owner.pop(name, None)
+    def restore_all(self) -> None:
+        while self._applied:
+            owner, name, prev, *how = self._applied.pop()
+            if how:  # a mapping entry
+                if prev is _MISSING:
+                    owner.pop(name, None)
+                else:
+                    owner[name] = prev
+            elif prev is _MISSING:
+                try:
+                    delattr(owner, name)
+                except AttributeError:
+                    pass
             else:
-                owner[name] = prev
-        elif prev is _MISSING:
-            try:
-                delattr(owner, name)
-            except AttributeError:
-                pass
-        else:
-            setattr(owner, name, prev)
+                setattr(owner, name, prev)
+
+    def __bool__(self) -> bool:
+        return bool(self._applied)
+
+
+_shim = Patches()  # the transfer shim's patches
+replace = _shim.replace
+replace_key = _shim.replace_key
+restore_all = _shim.restore_all
 
 
 def is_applied() -> bool:
-    return bool(_applied)
+    return bool(_shim)
 
 
 def summary() -> str:
@@ -81,8 +95,30 @@ def summary() -> str:
     return "\n".join(lines)
 
 
-def _print_summary() -> None:
-    print(summary(), file=sys.stderr)
+def report() -> dict:
+    """What the shim saw, for tools (python -m torch_ocl port --run)."""
+    doc = {"rewritten": dict(counts), "missing_cuda": dict(missing)}
+    try:
+        import torch_ocl
+
+        doc["fallback"] = torch_ocl.fallback_stats()
+    except Exception as e:
+        doc["fallback_error"] = str(e)
+    return doc
+
+
+def _at_exit() -> None:
+    if log_enabled():
+        print(summary(), file=sys.stderr)
+    path = os.environ.get("TORCH_OCL_TRANSFER_REPORT")
+    if path:
+        try:
+            import json
+
+            with open(path, "w") as f:
+                json.dump(report(), f, indent=2, sort_keys=True)
+        except OSError as e:
+            print(f"torch_ocl.transfer_to_ocl: cannot write TORCH_OCL_TRANSFER_REPORT={path}: {e}", file=sys.stderr)
 
 
 def log_enabled() -> bool:
@@ -93,7 +129,9 @@ _atexit_registered = False
 
 
 def register_exit_summary() -> None:
+    """At exit: the summary (TORCH_OCL_TRANSFER_LOG=1) and a JSON report
+    (TORCH_OCL_TRANSFER_REPORT=PATH)."""
     global _atexit_registered
-    if log_enabled() and not _atexit_registered:
+    if (log_enabled() or os.environ.get("TORCH_OCL_TRANSFER_REPORT")) and not _atexit_registered:
         _atexit_registered = True
-        atexit.register(_print_summary)
+        atexit.register(_at_exit)
