@@ -8,7 +8,11 @@ is killed and reported, so a bug fails the test instead of hanging it.
 """
 
 import datetime
+import faulthandler
 import os
+import shutil
+import signal
+import subprocess
 import tempfile
 import time
 
@@ -23,6 +27,9 @@ def _entry(rank, world_size, store_path, target, args, backend, timeout_s):
     import torch
     import torch.distributed as dist
 
+    # SIGUSR1 prints every Python thread's stack: the harness asks for it
+    # before it kills a world that outlived its deadline.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     torch.ocl.set_device(rank)
     if backend is not None:
         dist.init_process_group(backend, init_method=f"file://{store_path}", rank=rank, world_size=world_size,
@@ -49,11 +56,62 @@ def run_world(target, world_size=2, args=(), backend="cpu:gloo,ocl:oclgloo", dea
         try:
             while not ctx.join(timeout=1):
                 if time.monotonic() > end:
-                    raise TimeoutError(f"{target.__name__}: the {world_size} ranks did not finish in {deadline_s} s")
+                    stacks = _dump_stacks(ctx.processes, tmp)
+                    raise TimeoutError(f"{target.__name__}: the {world_size} ranks did not finish in {deadline_s} s; "
+                                       f"their stacks (native stacks also in {stacks}):\n" + _tail(stacks))
         finally:
             for p in ctx.processes:
                 if p.is_alive():
                     p.kill()
+
+
+def _dump_stacks(processes, tmp):
+    """Native (gdb) and Python (faulthandler, on the rank's stderr) stacks of
+    the ranks still alive, so a hang can be diagnosed from the test log.
+    Returns the file with the native stacks (kept outside tmp)."""
+    out = os.path.join(tempfile.gettempdir(), f"tocl_dist_hang_{os.getpid()}_{int(time.time())}.txt")
+    with open(out, "w") as f:
+        alive = [p for p in processes if p.is_alive()]
+        # Every rank at once: under load gdb takes a minute to read torch's symbols.
+        gdbs = []
+        for p in alive:
+            try:
+                gdbs.append(subprocess.Popen(["gdb", "-p", str(p.pid), "-batch", "-ex", "thread apply all bt"],
+                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            if shutil.which("gdb") else None)
+            except OSError:
+                gdbs.append(None)
+        for p, g in zip(alive, gdbs):
+            f.write(f"==== rank pid {p.pid}\n")
+            if g is None:
+                f.write("gdb is not available\n")
+                continue
+            try:
+                f.write(g.communicate(timeout=150)[0])
+            except subprocess.TimeoutExpired:
+                g.kill()
+                f.write("gdb failed: timed out after 150 s\n")
+        # After gdb: a rank still importing torch has no handler yet, and
+        # SIGUSR1 would end it.
+        for p in processes:
+            if p.is_alive():
+                try:
+                    os.kill(p.pid, signal.SIGUSR1)
+                except OSError:
+                    pass
+    time.sleep(1)  # let faulthandler's output reach stderr
+    return out
+
+
+def _tail(path, lines=200):
+    """The frames that say where each thread waits (torch_ocl/ocl/gloo/pthread lines)."""
+    try:
+        with open(path) as f:
+            keep = [l.rstrip() for l in f if l.startswith(("====", "Thread")) or
+                    any(k in l for k in ("tocl_", "torch_ocl", "gloo", "pthread_cond", "clEnqueue", "clWait"))]
+        return "\n".join(keep[:lines])
+    except OSError:
+        return "(no stacks)"
 
 
 class Checks:
