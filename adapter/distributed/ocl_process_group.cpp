@@ -75,7 +75,16 @@ class ProcessGroupOCL : public c10d::Backend {
   }
 
   // Drain both queues and join the threads (the destructor does it too).
+  // Never with the GIL held: the last reference to a job's tensor may be
+  // dropped on a comm thread, and a tensor whose Python object died first
+  // (a temporary passed to a collective) takes the GIL to free it. The
+  // destructor runs from Python's dealloc (destroy_process_group) with the
+  // GIL held, so joining there deadlocked when a thread was still releasing
+  // a finished job: the rare hang the reduce-scatter world showed.
   void stop() {
+    std::optional<py::gil_scoped_release> no_gil;
+    if (Py_IsInitialized() && PyGILState_Check())
+      no_gil.emplace();
     std::call_once(stopped_, [this] {
       issue_q_.close();
       if (issue_thread_.joinable())
@@ -708,6 +717,7 @@ class ProcessGroupOCL : public c10d::Backend {
             job->writes[i].copy_(job->out[i]);
         job->work->complete(job->result, job->inner);
         record(*job);
+        hold_for_test();
       } catch (abi::__forced_unwind&) {
         throw;  // pthread_exit (Python's finalization ends threads that ask for the GIL): let it unwind
       } catch (...) {
@@ -715,6 +725,18 @@ class ProcessGroupOCL : public c10d::Backend {
       }
       job.reset();
     }
+  }
+
+  // TORCH_OCL_DIST_TEST_HOLD_MS: keep each finished job (and its tensors)
+  // that long after its Work completes, so a test can destroy the group
+  // while a comm thread still holds tensors (the stop() deadlock above).
+  static void hold_for_test() {
+    static const int ms = [] {
+      const char* e = std::getenv("TORCH_OCL_DIST_TEST_HOLD_MS");
+      return e ? std::atoi(e) : 0;
+    }();
+    if (ms > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   }
 
   void record(const Job& job) {

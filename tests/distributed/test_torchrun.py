@@ -90,3 +90,21 @@ def test_cuda_ddp_script_under_transfer_to_ocl(tmp_path):
     got, want = json.loads(out.read_text()), json.loads(ref.read_text())
     assert got["device"].startswith("ocl"), got
     _close(got["losses"], want["losses"], 1e-4)
+
+
+def test_hf_trainer_two_ranks_with_accelerate_integration(tmp_path):
+    # A Trainer script written for ocl (torch_ocl.integrations.accelerate.enable())
+    # under torchrun: accelerate runs it as DDP over oclgloo, so both ranks
+    # end with the same parameters (without the integration each rank
+    # would train alone on the CPU).
+    script = os.path.join(ROOT, "tests", "python", "fixtures", "port", "hf_trainer_cuda.py")
+    out = tmp_path / "hf.json"
+    args = ["--standalone", "--nproc-per-node=2", script, "--ocl-accelerate", "--precision", "bf16",
+            "--out", str(out), "--workdir", str(tmp_path / "work")]
+    _check(_torchrun(args), timeout=600)
+    ranks = [json.loads((tmp_path / f"hf.json.rank{r}").read_text()) for r in range(2)]
+    for r, res in enumerate(ranks):
+        assert res["world_size"] == 2 and res["distributed_type"].endswith("MULTI_CPU"), res
+        assert res["param_devices"] == ["ocl"] and res["device"] == f"ocl:{r}", res
+        assert res["steps"] == 3 and all(l == l for l in res["losses"]), res
+    assert ranks[0]["param_sum"] == ranks[1]["param_sum"], ranks

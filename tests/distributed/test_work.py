@@ -141,3 +141,27 @@ def test_dead_peer_is_an_error():
 
     with tempfile.TemporaryDirectory() as d:
         run_world(_dead_peer_world, args=(d,), backend=None, deadline_s=120)
+
+
+def _destroy_while_a_job_is_held_world(rank, ws, store_dir):
+    # Each finished job is held 1.5 s after its Work completes (test knob),
+    # so destroy_process_group runs while the completion thread still owns
+    # the temporaries' tensors, whose Python objects died first: freeing
+    # them takes the GIL, which the destroying thread held while it joined
+    # the comm threads (a deadlock until stop() let go of the GIL).
+    _init(rank, ws, store_dir, 60)
+    dev = torch.device("ocl", rank)
+    out = torch.empty(4, device=dev)
+    dist.reduce_scatter_tensor(out, torch.full((4 * ws,), float(rank + 1), device=dev))
+    assert torch.equal(out.cpu(), torch.full((4,), float(sum(range(1, ws + 1)))))
+    t0 = time.monotonic()
+    dist.destroy_process_group()
+    assert time.monotonic() - t0 < 30
+
+
+def test_destroying_the_group_while_a_comm_thread_holds_tensors(monkeypatch):
+    import tempfile
+
+    monkeypatch.setenv("TORCH_OCL_DIST_TEST_HOLD_MS", "1500")
+    with tempfile.TemporaryDirectory() as d:
+        run_world(_destroy_while_a_job_is_held_world, args=(d,), backend=None, deadline_s=150)

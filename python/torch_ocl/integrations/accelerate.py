@@ -17,10 +17,14 @@ trains on the CPU. ``enable()`` routes it to ocl:
   ``torch.amp.GradScaler("ocl")`` (bf16 needs nothing: accelerate allows it
   on any device without CUDA).
 
+- several ranks (``torchrun``, which sets LOCAL_RANK and WORLD_SIZE):
+  accelerate finds no accelerator it knows and would let every rank train
+  alone; it is given the ocl distributed backend instead
+  (``cpu:gloo,ocl:oclgloo``) on its generic multi-process path, so Trainer
+  wraps the model in DDP over ocl tensors.
+
 Call it before the first ``Accelerator``, ``PartialState`` or
 ``TrainingArguments``; ``disable()`` undoes everything (tests use it).
-One process per device; launching several ranks through accelerate is not
-routed here (use ``torchrun`` with DDP/FSDP directly, docs/distributed.md).
 """
 
 import os
@@ -65,6 +69,24 @@ def enable() -> torch.device:
     _env_prev = os.environ.get(_ENV)
     os.environ[_ENV] = str(dev)
     _patches.replace(PartialState, "default_device", property(lambda self: _device()))
+
+    from accelerate.utils import DistributedType
+
+    orig_prepare = PartialState._prepare_backend
+
+    def _prepare_backend(self, cpu=False, sagemaker_dp=False, backend=None):
+        got = orig_prepare(self, cpu, sagemaker_dp, backend)
+        ranks = int(os.environ.get("WORLD_SIZE", "1"))
+        if got[1] == DistributedType.NO and not cpu and ranks > 1 and int(os.environ.get("LOCAL_RANK", -1)) >= 0:
+            # accelerate's generic multi-process path (it inits the group with
+            # this backend and wraps models in DDP without device_ids).
+            from torch_ocl import distributed as ocl_dist
+
+            ocl_dist.register()
+            return backend or f"cpu:gloo,ocl:{ocl_dist.BACKEND}", DistributedType.MULTI_CPU
+        return got
+
+    _patches.replace(PartialState, "_prepare_backend", _prepare_backend)
 
     orig_scaler = modeling.get_grad_scaler
 
