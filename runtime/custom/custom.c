@@ -177,9 +177,7 @@ const tocl_custom_param *tocl_custom_param_at(const tocl_custom_kernel *k, int i
     return i >= 0 && i < k->nparams ? &k->params[i] : NULL;
 }
 
-tocl_status tocl_custom_kernel_limits(const tocl_custom_kernel *k, int dev, tocl_custom_limits *out) {
-    tocl_kernel_entry *e;
-    TOCL_TRY(kernel_entry(k, dev, &e));
+static tocl_status query_limits(const tocl_custom_kernel *k, int dev, tocl_kernel_entry *e, tocl_custom_limits *out) {
     memset(out, 0, sizeof *out);
     cl_device_id id = tocl_dev_id(dev);
     size_t wg = 0, mult = 0;
@@ -204,6 +202,33 @@ tocl_status tocl_custom_kernel_limits(const tocl_custom_kernel *k, int dev, tocl
     for (int d = 0; d < 3; d++)
         out->device_max_group_dims[d] = dims[d];
     return TOCL_OK;
+}
+
+/* The kernel object and limits of k on dev, remembered for the first
+ * devices (the kernel struct lives for the process; its cache slots are
+ * the only part written after compile). */
+static tocl_status kernel_state(const tocl_custom_kernel *k, int dev, tocl_kernel_entry **e, tocl_custom_limits *lim) {
+    tocl_custom_kernel *mk = (tocl_custom_kernel *)k;
+    if (dev >= 0 && dev < TOCL_CUSTOM_FAST_DEVICES && __atomic_load_n(&mk->ready[dev], __ATOMIC_ACQUIRE)) {
+        *e = mk->entry[dev];
+        *lim = mk->limits[dev];
+        return TOCL_OK;
+    }
+    TOCL_TRY(kernel_entry(k, dev, e));
+    TOCL_TRY(query_limits(k, dev, *e, lim));
+    if (dev >= 0 && dev < TOCL_CUSTOM_FAST_DEVICES) {
+        /* Two threads may both fill the slot; they write the same values. */
+        mk->entry[dev] = *e;
+        mk->limits[dev] = *lim;
+        __atomic_store_n(&mk->ready[dev], 1, __ATOMIC_RELEASE);
+    }
+    return TOCL_OK;
+}
+
+tocl_status tocl_custom_kernel_limits(const tocl_custom_kernel *k, int dev, tocl_custom_limits *out) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_kernel_entry *e;
+    return kernel_state(k, dev, &e, out);
 }
 
 /* ---- scalars ---- */
@@ -339,9 +364,8 @@ tocl_status tocl_custom_launch(const tocl_custom_kernel *k, int dev, int stream,
     if (dims < 1 || dims > 3)
         return FAIL_VALUE("kernel %s: threads must have 1, 2 or 3 dimensions; got %d", k->name, dims);
     tocl_kernel_entry *e;
-    TOCL_TRY(kernel_entry(k, dev, &e));
     tocl_custom_limits lim;
-    TOCL_TRY(tocl_custom_kernel_limits(k, dev, &lim));
+    TOCL_TRY(kernel_state(k, dev, &e, &lim));
     size_t items = 1;
     for (int d = 0; d < dims; d++)
         items *= global[d];
