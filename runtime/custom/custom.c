@@ -258,17 +258,17 @@ tocl_status tocl_custom_scalar_bytes(const tocl_custom_param *p, const tocl_scal
     size_t es = base_size(p->base);
     int vec = p->vec, slots = vec == 3 ? 4 : vec;
     if (p->kind != TOCL_CUSTOM_SCALAR || !es)
-        return FAIL_TYPE("parameter %s (%s) does not take numbers", p->name, p->decl);
+        return FAIL_TYPE("(%s, declared %s) does not take numbers", p->name, p->decl);
     if (count != 1 && count != vec)
-        return FAIL_VALUE("parameter %s is %s: pass one number or %d; got %d", p->name, p->type, vec, count);
+        return FAIL_VALUE("(%s, declared %s) takes one number or %d; got %d", p->name, p->decl, vec, count);
     if (p->base == TOCL_CT_DOUBLE && !has_fp64)
-        return FAIL_TYPE("parameter %s is double, but the device has no cl_khr_fp64 (no double precision): "
+        return FAIL_TYPE("(%s, declared %s): the device has no cl_khr_fp64 (no double precision); "
                          "declare it float",
-                         p->name);
+                         p->name, p->decl);
     if (p->base == TOCL_CT_HALF && !has_fp16)
-        return FAIL_TYPE("parameter %s is half, but the device has no cl_khr_fp16: declare it float and "
+        return FAIL_TYPE("(%s, declared %s): the device has no cl_khr_fp16; declare it float and "
                          "convert in the kernel",
-                         p->name);
+                         p->name, p->decl);
     memset(out, 0, es * (size_t)slots);
     for (int j = 0; j < vec; j++) {
         tocl_scalar v = values[count == 1 ? 0 : j];
@@ -279,13 +279,13 @@ tocl_status tocl_custom_scalar_bytes(const tocl_custom_param *p, const tocl_scal
                 memcpy(dst, &f, 8);
             } else {
                 if (isfinite(f) && fabs(f) > (p->base == TOCL_CT_HALF ? 65504.0 : 3.4028234663852886e38))
-                    return FAIL_VALUE("parameter %s is %s: %g is out of its range", p->name, p->type, f);
+                    return FAIL_VALUE("(%s, declared %s): %g is out of its range", p->name, p->decl, f);
                 tocl_ops_scalar_bits((tocl_scalar){1, f, 0}, p->base == TOCL_CT_HALF ? TOCL_F16 : TOCL_F32, dst);
             }
             continue;
         }
         if (v.is_float)
-            return FAIL_TYPE("parameter %s is %s: pass an int, not the float %g", p->name, p->type, v.f);
+            return FAIL_TYPE("(%s, declared %s) takes an int, not the float %g", p->name, p->decl, v.f);
         int64_t i = v.i;
         int is_unsigned = p->base == TOCL_CT_UCHAR || p->base == TOCL_CT_USHORT || p->base == TOCL_CT_UINT ||
                           p->base == TOCL_CT_ULONG;
@@ -293,8 +293,8 @@ tocl_status tocl_custom_scalar_bytes(const tocl_custom_param *p, const tocl_scal
         int64_t lo = is_unsigned ? 0 : bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
         int64_t hi = bits == 64 ? INT64_MAX : is_unsigned ? ((int64_t)1 << bits) - 1 : ((int64_t)1 << (bits - 1)) - 1;
         if (i < lo || i > hi)
-            return FAIL_VALUE("parameter %s is %s: %" PRId64 " is out of its range [%" PRId64 ", %" PRId64 "]",
-                              p->name, p->type, i, lo, hi);
+            return FAIL_VALUE("(%s, declared %s): %" PRId64 " is out of its range [%" PRId64 ", %" PRId64 "]",
+                              p->name, p->decl, i, lo, hi);
         uint64_t u = (uint64_t)i; /* little-endian hosts and devices: the low bytes */
         memcpy(dst, &u, es);
     }
@@ -410,8 +410,9 @@ tocl_status tocl_custom_launch(const tocl_custom_kernel *k, int dev, int stream,
             tocl_status s = tocl_custom_scalar_bytes(p, a->values, a->count, has_fp64, props->has_fp16,
                                                      scalars[i], &scalar_size[i], fault);
             if (s != TOCL_OK) {
-                tocl_error_context("kernel %s, argument %d", k->name, i);
-                return s;
+                char msg[512];
+                snprintf(msg, sizeof msg, "%s", tocl_last_error());
+                return tocl_fail(s, "kernel %s: argument %d %s", k->name, i, msg);
             }
         } else if (p->kind == TOCL_CUSTOM_LOCAL) {
             if (a->nbytes == 0)
