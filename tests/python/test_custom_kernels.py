@@ -7,6 +7,7 @@ cache across processes (docs/custom_kernels.md)."""
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -294,10 +295,11 @@ def test_custom_op_eager_autograd_and_opcheck():
     out.sum().backward()
     assert torch.equal(x.grad.cpu(), torch.full((100,), 2.5)) and torch.equal(y.grad.cpu(), torch.ones(100))
     # torch's autograd_registration check is NYI for devices other than
-    # CPU/CUDA/XPU; the gradients are checked above instead.
+    # CPU/CUDA/XPU (the gradients are checked above), and its AOT dispatch
+    # check takes 20 s here (the compile test below covers AOTAutograd).
     torch.library.opcheck(axpy, (torch.randn(8, device=DEV, requires_grad=True),
                                  torch.randn(8, device=DEV, requires_grad=True), 0.5),
-                          test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_dynamic"))
+                          test_utils=("test_schema", "test_faketensor"))
 
 
 def test_custom_op_compiles_to_one_graph_with_one_extern_node():
@@ -337,12 +339,12 @@ def test_rmsnorm_example_matches_cpu():
 
 
 CHILD = (
-    "import torch, torch_ocl\n"
+    "import sys, torch, torch_ocl\n"
     "from torch_ocl import _C\n"
     "y = torch.zeros(16, device='ocl')\n"
     "x = torch.ones(16, device='ocl')\n"
     "_C._reset_program_stats()\n"
-    "lib = torch_ocl.compile_kernel(open(__import__('sys').argv[1]).read())\n"
+    "lib = torch_ocl.compile_kernel(sys.stdin.read())\n"
     "lib.axpy(y, x, 2.0, 16)\n"
     "assert y.cpu().tolist() == [2.0] * 16\n"
     "s = _C._program_stats()\n"
@@ -350,19 +352,20 @@ CHILD = (
 )
 
 
-def test_second_process_builds_nothing(tmp_path):
-    src = tmp_path / "k.cl"
-    src.write_text("__kernel void axpy(__global float *y, __global const float *x, float a, int n) {\n"
-                   "    int i = get_global_id(0); if (i < n) y[i] += a * x[i];\n}\n")
-    env = dict(os.environ, TORCH_OCL_CACHE_DIR=str(tmp_path / "cache"))
-
-    def run():
-        r = subprocess.run([sys.executable, "-c", CHILD, str(src)], capture_output=True, text=True, env=env,
-                           timeout=240)
-        assert r.returncode == 0, r.stderr
-        return tuple(map(int, r.stdout.split()[-2:]))
-
-    builds, hits = run()
-    assert builds >= 1 and hits == 0
-    builds, hits = run()
+def test_second_process_builds_nothing():
+    # A source no earlier run has seen: this process builds it and writes it
+    # to the disk cache, which a child process with the same settings reads.
+    nonce = f"{os.getpid()}_{time.time_ns()}"
+    src = (f"__kernel void nonce_{nonce}(void) {{}}\n"
+           "__kernel void axpy(__global float *y, __global const float *x, float a, int n) {\n"
+           "    int i = get_global_id(0); if (i < n) y[i] += a * x[i];\n}\n")
+    before = torch_ocl._C._program_stats()
+    torch_ocl.compile_kernel(src)
+    after = torch_ocl._C._program_stats()
+    assert after["builds"] == before["builds"] + 1
+    if after["disk_writes"] == before["disk_writes"]:
+        pytest.skip("the disk program cache is off or not writable here")
+    r = subprocess.run([sys.executable, "-c", CHILD], input=src, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr
+    builds, hits = map(int, r.stdout.split()[-2:])
     assert builds == 0 and hits >= 1
