@@ -24,6 +24,8 @@ import torch
 from . import _C
 
 Local = _C.Local
+_launch = _C._custom_launch
+_profiler_enabled = torch._C._autograd._profiler_enabled
 
 __all__ = ["compile_kernel", "KernelLibrary", "Kernel", "Local"]
 
@@ -101,19 +103,28 @@ class Kernel:
         return self.limits()["static_local_memory"]
 
     def __call__(self, *args, threads: Optional[_Size] = None, group_size: Optional[_Size] = None) -> None:
-        if threads is None:
+        # Plain ints take the short path: this is the per-launch host cost.
+        if type(threads) is int and threads >= 0:
+            g = (threads,)
+        elif threads is None:
             # As torch.mps.compile_shader: one thread per element of the first tensor.
             first = next((a for a in args if isinstance(a, torch.Tensor)), None)
             if first is None:
                 raise ValueError(f"kernel {self.name}: pass threads= (no tensor argument to take the size from)")
-            threads = first.numel()
-        g = _dims(threads, "threads", self.name)
-        l = None if group_size is None else _dims(group_size, "group_size", self.name)
-        if torch._C._autograd._profiler_enabled():
-            with torch.autograd.profiler.record_function(f"ocl_kernel::{self.name}"):
-                _C._custom_launch(self._handle, g, l, args)
+            g = (first.numel(),)
         else:
-            _C._custom_launch(self._handle, g, l, args)
+            g = _dims(threads, "threads", self.name)
+        if group_size is None:
+            l = None
+        elif type(group_size) is int and group_size > 0:
+            l = (group_size,)
+        else:
+            l = _dims(group_size, "group_size", self.name)
+        if _profiler_enabled():
+            with torch.autograd.profiler.record_function(f"ocl_kernel::{self.name}"):
+                _launch(self._handle, g, l, args)
+        else:
+            _launch(self._handle, g, l, args)
 
     def __repr__(self) -> str:
         return f"<ocl kernel {self.name}({', '.join(self.arg_types[i] + ' ' + n for i, n in enumerate(self.arg_names))})>"
@@ -128,6 +139,11 @@ class KernelLibrary:
         self.defines = dict(defines or {})
         self._handle = _C._custom_compile(device, source, options, _defines_text(defines))
         self._kernels = {name: Kernel(self, h, name, params) for h, name, params in _C._custom_kernels(self._handle)}
+        # Kernels are instance attributes (a plain lookup, no __getattr__ on
+        # every launch), unless the name is one of the library's own.
+        for name, k in self._kernels.items():
+            if not hasattr(type(self), name) and name not in self.__dict__:
+                self.__dict__[name] = k
 
     @property
     def kernels(self) -> tuple:
