@@ -245,6 +245,55 @@ static void test_build_error(void) {
     CHECK_OK(tocl_custom_compile(0, src, "", NULL, &lib));
 }
 
+/* The state of the snapshot block that contains addr, or -1. */
+static int block_state(tocl_addr addr) {
+    tocl_mem_snapshot snap;
+    if (tocl_mem_snapshot_take(&snap) != TOCL_OK)
+        return -1;
+    int state = -1;
+    for (int i = 0; i < snap.nblocks; i++)
+        if (snap.blocks[i].addr <= addr && addr < snap.blocks[i].addr + snap.blocks[i].size)
+            state = (int)snap.blocks[i].state;
+    tocl_mem_snapshot_release(&snap);
+    return state;
+}
+
+/* A launch on a stream other than the block's marks the block as
+ * record_stream does: freed while that stream is held back, it waits
+ * instead of returning to the cache. A launch on the block's own stream
+ * does not. */
+static void test_record_stream(void) {
+    char src[256];
+    snprintf(src, sizeof src, "__kernel void inc_%s(__global int *y) { y[get_global_id(0)] += 1; }\n", g_nonce);
+    tocl_custom_lib *lib = NULL;
+    CHECK_OK(tocl_custom_compile(0, src, "", NULL, &lib));
+    if (!lib)
+        return;
+    const tocl_custom_kernel *k = tocl_custom_kernel_at(lib, 0);
+    tocl_addr a, b;
+    CHECK_OK(tocl_mem_alloc(0, 64 * sizeof(int), &a)); /* both on stream 0 */
+    CHECK_OK(tocl_mem_alloc(0, 64 * sizeof(int), &b));
+    cl_command_queue q1;
+    CHECK_OK(tocl_queue_get(0, 1, &q1));
+    cl_int err;
+    cl_event hold = clCreateUserEvent(tocl_dev_context(0), &err);
+    CHECK(err == CL_SUCCESS);
+    CHECK(clEnqueueMarkerWithWaitList(q1, 1, &hold, NULL) == CL_SUCCESS); /* stream 1 waits for `hold` */
+    size_t global = 64;
+    tocl_custom_arg on_a = {.kind = TOCL_CUSTOM_BUFFER, .addr = a, .dtype = TOCL_I32, .nbytes = 256};
+    tocl_custom_arg on_b = {.kind = TOCL_CUSTOM_BUFFER, .addr = b, .dtype = TOCL_I32, .nbytes = 256};
+    CHECK_OK(tocl_custom_launch(k, 0, 1, 1, &global, NULL, &on_a, 1, NULL));
+    CHECK_OK(tocl_custom_launch(k, 0, 0, 1, &global, NULL, &on_b, 1, NULL));
+    CHECK_OK(tocl_stream_sync(0, 0));
+    CHECK_OK(tocl_mem_free(a));
+    CHECK_OK(tocl_mem_free(b));
+    CHECK(block_state(a) == TOCL_MEM_BLOCK_AWAITING_FREE);
+    CHECK(block_state(b) == TOCL_MEM_BLOCK_INACTIVE);
+    clSetUserEventStatus(hold, CL_COMPLETE);
+    clReleaseEvent(hold);
+    CHECK_OK(tocl_device_sync(0));
+}
+
 int main(void) {
     snprintf(g_nonce, sizeof g_nonce, "%ld_%ld", (long)time(NULL), (long)clock());
     if (tocl_device_count() == 0) {
@@ -255,5 +304,6 @@ int main(void) {
     test_scalars();
     test_launch();
     test_build_error();
+    test_record_stream();
     TOCL_TEST_END();
 }
