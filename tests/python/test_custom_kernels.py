@@ -62,6 +62,12 @@ __kernel void scalars(__global long *out, char c, uchar uc, short s, ushort us, 
 }
 
 __kernel void store_float(__global float *out, float f) { out[0] = f; }
+
+__kernel void vsum(__constant float4 *v, __global float *out) {
+    int i = get_global_id(0);
+    float4 a = v[i];
+    out[i] = a.x + a.y + a.z + a.w;
+}
 """
 
 DOUBLE_SOURCE = r"""
@@ -138,8 +144,19 @@ def test_double_parameter(lib):
     assert y.cpu().tolist() == [3.0 * third] * 8  # a double parameter keeps all 53 bits
 
 
+def test_vector_pointer_in_constant_memory_and_alignment(lib):
+    x = torch.arange(32, dtype=torch.float32)
+    xo = x.to(DEV)
+    out = torch.empty(7, device=DEV)
+    lib.vsum(xo[4:], out, threads=7)  # a view 16 bytes in: still float4-aligned
+    assert torch.equal(out.cpu(), x[4:].view(7, 4).sum(1))
+    with pytest.raises(ValueError, match=r"argument 0 \(v, float4\) starts at byte offset \d+, not a multiple of its "
+                                         r"element size 16"):
+        lib.vsum(xo[1:29], out, threads=7)
+
+
 def test_introspection(lib):
-    assert set(lib.kernels) == {"axpy", "transpose", "index3d", "rowsum", "scalars", "store_float"}
+    assert set(lib.kernels) == {"axpy", "transpose", "index3d", "rowsum", "scalars", "store_float", "vsum"}
     assert lib.axpy.arg_names == ["y", "x", "a", "n"]
     assert lib.axpy.arg_types == ["__global float*", "__global const float*", "float", "int"]
     assert lib.transpose.params[1]["type"] == "float"  # T resolved through the defines
