@@ -11,135 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "custom/custom_internal.h"
+#include "custom/parse_internal.h"
 
 #define MAX_KERNELS 256
-#define MAX_DEFINES 256
 #define MAX_TOKENS 64
 #define MAX_EDITS (MAX_KERNELS * (TOCL_CUSTOM_MAX_PARAMS + 1))
-
-typedef struct define {
-    char name[TOCL_CUSTOM_NAME_MAX];
-    char value[TOCL_CUSTOM_NAME_MAX];
-} define;
-
-typedef struct parser {
-    const char *src; /* the user's source */
-    char *scan;      /* the same length: comments, strings and # lines blanked */
-    size_t len;
-    define defs[MAX_DEFINES];
-    int ndefs;
-} parser;
 
 typedef struct edit {
     size_t at, drop; /* replace src[at, at+drop) */
     char *text;      /* malloc'ed */
 } edit;
-
-static int is_ident_start(int c) { return isalpha(c) || c == '_'; }
-static int is_ident(int c) { return isalnum(c) || c == '_'; }
-
-/* Blank comments and literals (newlines kept) and preprocessor lines. */
-static void blank(parser *p) {
-    char *s = p->scan;
-    size_t n = p->len;
-    int line_start = 1;
-    for (size_t i = 0; i < n;) {
-        if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
-            while (i < n && s[i] != '\n')
-                s[i++] = ' ';
-        } else if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
-            s[i] = s[i + 1] = ' ';
-            i += 2;
-            while (i < n && !(s[i] == '*' && i + 1 < n && s[i + 1] == '/')) {
-                if (s[i] != '\n')
-                    s[i] = ' ';
-                i++;
-            }
-            if (i < n)
-                s[i++] = ' ';
-            if (i < n)
-                s[i++] = ' ';
-        } else if (s[i] == '"' || s[i] == '\'') {
-            char q = s[i];
-            s[i++] = ' ';
-            while (i < n && s[i] != q && s[i] != '\n') {
-                if (s[i] == '\\' && i + 1 < n)
-                    s[i++] = ' ';
-                s[i++] = ' ';
-            }
-            if (i < n && s[i] == q)
-                s[i++] = ' ';
-        } else if (line_start && s[i] == '#') {
-            while (i < n && s[i] != '\n') {
-                if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') {
-                    s[i] = ' ';
-                    i += 2; /* keep the newline */
-                    continue;
-                }
-                s[i++] = ' ';
-            }
-        } else {
-            if (s[i] == '\n')
-                line_start = 1;
-            else if (!isspace((unsigned char)s[i]))
-                line_start = 0;
-            i++;
-        }
-    }
-}
-
-static void add_define(parser *p, const char *name, size_t nlen, const char *value, size_t vlen) {
-    while (vlen && isspace((unsigned char)value[vlen - 1]))
-        vlen--;
-    while (vlen && isspace((unsigned char)*value)) {
-        value++;
-        vlen--;
-    }
-    if (p->ndefs >= MAX_DEFINES || nlen >= TOCL_CUSTOM_NAME_MAX || vlen >= TOCL_CUSTOM_NAME_MAX)
-        return; /* only short object-like macros can name a type */
-    define *d = &p->defs[p->ndefs++];
-    memcpy(d->name, name, nlen);
-    d->name[nlen] = '\0';
-    memcpy(d->value, value, vlen);
-    d->value[vlen] = '\0';
-}
-
-/* Object-like `#define NAME value` lines of the source, for reading types
- * (comments in them were already blanked in scan, so read the value from
- * the source only up to a comment). */
-static void collect_source_defines(parser *p) {
-    const char *s = p->src;
-    for (size_t i = 0; i < p->len;) {
-        size_t j = i;
-        while (j < p->len && (s[j] == ' ' || s[j] == '\t'))
-            j++;
-        size_t eol = j;
-        while (eol < p->len && s[eol] != '\n')
-            eol++;
-        if (j < p->len && s[j] == '#') {
-            j++;
-            while (j < eol && isspace((unsigned char)s[j]))
-                j++;
-            if (eol - j > 6 && !strncmp(s + j, "define", 6) && isspace((unsigned char)s[j + 6])) {
-                j += 6;
-                while (j < eol && isspace((unsigned char)s[j]))
-                    j++;
-                size_t n0 = j;
-                while (j < eol && is_ident(s[j]))
-                    j++;
-                if (j > n0 && j < eol && s[j] != '(') {
-                    size_t v = j, ve = v;
-                    while (ve < eol && !(s[ve] == '/' && ve + 1 < eol && (s[ve + 1] == '/' || s[ve + 1] == '*')) &&
-                           s[ve] != '\\')
-                        ve++;
-                    add_define(p, s + n0, j - n0, s + v, ve - v);
-                }
-            }
-        }
-        i = eol + 1;
-    }
-}
 
 /* ---- tokens of one parameter ---- */
 
@@ -148,11 +29,11 @@ typedef struct token {
     int star;       /* a '*' */
 } token;
 
-static int tok_is(const parser *p, const token *t, const char *word) {
+static int tok_is(const tocl_custom_parser *p, const token *t, const char *word) {
     return !t->star && strlen(word) == t->len && !strncmp(p->src + t->at, word, t->len);
 }
 
-static int tok_in(const parser *p, const token *t, const char *const *words) {
+static int tok_in(const tocl_custom_parser *p, const token *t, const char *const *words) {
     for (; *words; words++)
         if (tok_is(p, t, *words))
             return 1;
@@ -170,12 +51,12 @@ static const char *const IMAGES[] = {"__read_only", "read_only", "__write_only",
                                      "queue_t", "clk_event_t", "event_t", NULL};
 
 /* Skip `__attribute__((...))` starting at *i (the identifier); 1 if skipped. */
-static int skip_attribute(const parser *p, size_t *i, size_t end) {
+static int skip_attribute(const tocl_custom_parser *p, size_t *i, size_t end) {
     const char *s = p->scan;
     size_t j = *i;
     if (!(end - j >= 11 && !strncmp(s + j, "__attribute", 11)))
         return 0;
-    while (j < end && is_ident(s[j]))
+    while (j < end && tocl_custom_is_ident(s[j]))
         j++;
     while (j < end && isspace((unsigned char)s[j]))
         j++;
@@ -193,17 +74,17 @@ static int skip_attribute(const parser *p, size_t *i, size_t end) {
     return 0;
 }
 
-static int tokenize(const parser *p, size_t a, size_t b, token *toks, int *ntok) {
+static int tokenize(const tocl_custom_parser *p, size_t a, size_t b, token *toks, int *ntok) {
     const char *s = p->scan;
     int n = 0;
     for (size_t i = a; i < b;) {
         if (isspace((unsigned char)s[i])) {
             i++;
-        } else if (is_ident_start((unsigned char)s[i])) {
+        } else if (tocl_custom_is_ident_start((unsigned char)s[i])) {
             if (skip_attribute(p, &i, b))
                 continue;
             size_t j = i;
-            while (j < b && is_ident((unsigned char)s[j]))
+            while (j < b && tocl_custom_is_ident((unsigned char)s[j]))
                 j++;
             if (n == MAX_TOKENS)
                 return 0;
@@ -222,100 +103,6 @@ static int tokenize(const parser *p, size_t a, size_t b, token *toks, int *ntok)
     return 1;
 }
 
-/* ---- types ---- */
-
-static const struct {
-    const char *name;
-    tocl_custom_type type;
-} BASE_TYPES[] = {
-    {"char", TOCL_CT_CHAR},   {"uchar", TOCL_CT_UCHAR}, {"short", TOCL_CT_SHORT},   {"ushort", TOCL_CT_USHORT},
-    {"int", TOCL_CT_INT},     {"uint", TOCL_CT_UINT},   {"long", TOCL_CT_LONG},     {"ulong", TOCL_CT_ULONG},
-    {"half", TOCL_CT_HALF},   {"float", TOCL_CT_FLOAT}, {"double", TOCL_CT_DOUBLE}, {"bool", TOCL_CT_BOOL},
-    {"void", TOCL_CT_VOID},
-};
-
-/* "float4" -> FLOAT, 4; "uint" -> UINT, 1; anything else -> OTHER. */
-static tocl_custom_type base_of(const char *word, int *vec) {
-    *vec = 1;
-    for (size_t t = 0; t < sizeof BASE_TYPES / sizeof BASE_TYPES[0]; t++) {
-        size_t n = strlen(BASE_TYPES[t].name);
-        if (strncmp(word, BASE_TYPES[t].name, n))
-            continue;
-        const char *rest = word + n;
-        if (!*rest)
-            return BASE_TYPES[t].type;
-        if (BASE_TYPES[t].type == TOCL_CT_VOID || BASE_TYPES[t].type == TOCL_CT_BOOL)
-            continue;
-        if (!strcmp(rest, "2") || !strcmp(rest, "3") || !strcmp(rest, "4") || !strcmp(rest, "8") ||
-            !strcmp(rest, "16")) {
-            *vec = atoi(rest);
-            return BASE_TYPES[t].type;
-        }
-    }
-    return TOCL_CT_OTHER;
-}
-
-/* The C spelling "unsigned int" etc. as OpenCL's one word. */
-static void canonical(char *words, size_t cap) {
-    static const char *const MAP[][2] = {
-        {"unsigned char", "uchar"},  {"signed char", "char"},    {"unsigned short", "ushort"},
-        {"unsigned int", "uint"},    {"unsigned long", "ulong"}, {"unsigned", "uint"},
-        {"signed int", "int"},       {"signed short", "short"},  {"signed long", "long"},
-        {"signed", "int"},           {"short int", "short"},     {"long int", "long"},
-        {"unsigned short int", "ushort"}, {"unsigned long int", "ulong"},
-    };
-    for (size_t i = 0; i < sizeof MAP / sizeof MAP[0]; i++)
-        if (!strcmp(words, MAP[i][0])) {
-            snprintf(words, cap, "%s", MAP[i][1]);
-            return;
-        }
-}
-
-static const char *lookup_define(const parser *p, const char *user_defines, const char *name, char *buf,
-                                 size_t cap) {
-    /* The user's defines come first in the built text, so they win. */
-    size_t n = strlen(name);
-    for (const char *d = user_defines; d && *d;) {
-        const char *eol = strchr(d, '\n');
-        size_t len = eol ? (size_t)(eol - d) : strlen(d);
-        const char *eq = memchr(d, '=', len);
-        if (eq && (size_t)(eq - d) == n && !strncmp(d, name, n)) {
-            size_t v = len - n - 1;
-            if (v >= cap)
-                return NULL;
-            memcpy(buf, eq + 1, v);
-            buf[v] = '\0';
-            return buf;
-        }
-        d = eol ? eol + 1 : d + len;
-    }
-    for (int i = 0; i < p->ndefs; i++)
-        if (!strcmp(p->defs[i].name, name))
-            return p->defs[i].value;
-    return NULL;
-}
-
-/* Resolve type words through object-like macros (a few levels). */
-static void resolve_type(const parser *p, const char *user_defines, char *words, size_t cap) {
-    char buf[TOCL_CUSTOM_NAME_MAX];
-    for (int depth = 0; depth < 8; depth++) {
-        canonical(words, cap);
-        if (strchr(words, ' '))
-            return;
-        const char *v = lookup_define(p, user_defines, words, buf, sizeof buf);
-        if (!v || !*v)
-            return;
-        /* Collapse runs of blanks so "unsigned  int" reads as one spelling. */
-        char out[TOCL_CUSTOM_NAME_MAX];
-        size_t o = 0;
-        for (const char *c = v; *c && o + 1 < sizeof out; c++)
-            if (!isspace((unsigned char)*c) || (o && out[o - 1] != ' ' && c[1]))
-                out[o++] = isspace((unsigned char)*c) ? ' ' : *c;
-        out[o] = '\0';
-        snprintf(words, cap, "%s", out);
-    }
-}
-
 /* ---- one parameter ---- */
 
 typedef struct param_edit {
@@ -323,12 +110,12 @@ typedef struct param_edit {
     char prologue[512];
 } param_edit;
 
-static void append_tok(const parser *p, char *buf, size_t cap, const token *t) {
+static void append_tok(const tocl_custom_parser *p, char *buf, size_t cap, const token *t) {
     size_t n = strlen(buf);
     snprintf(buf + n, cap - n, "%s%.*s", n && !t->star ? " " : "", (int)t->len, p->src + t->at);
 }
 
-static tocl_status parse_param(const parser *p, const char *user_defines, const char *kname, size_t a, size_t b,
+static tocl_status parse_param(const tocl_custom_parser *p, const char *user_defines, const char *kname, size_t a, size_t b,
                                tocl_custom_param *out, param_edit *ed) {
     token toks[MAX_TOKENS];
     int n = 0;
@@ -372,9 +159,9 @@ static tocl_status parse_param(const parser *p, const char *user_defines, const 
     }
     char written[TOCL_CUSTOM_NAME_MAX];
     snprintf(written, sizeof written, "%s", words);
-    resolve_type(p, user_defines, words, sizeof words);
+    tocl_custom_resolve_type(p, user_defines, words, sizeof words);
     snprintf(out->type, sizeof out->type, "%s", words);
-    out->base = words[0] ? base_of(words, &out->vec) : TOCL_CT_OTHER;
+    out->base = words[0] ? tocl_custom_base_of(words, &out->vec) : TOCL_CT_OTHER;
     out->is_const = is_const || space == 'c';
     if (image || stars > 1 || !written[0])
         out->kind = TOCL_CUSTOM_UNSUPPORTED;
@@ -439,7 +226,7 @@ static tocl_status add_edit(edit *edits, int *nedits, size_t at, size_t drop, co
 /* Read the kernel whose `__kernel` keyword ends at i; fill k, add edits,
  * and return the position after its body's '{' (or after ';' for a
  * prototype, *is_def = 0). */
-static tocl_status parse_kernel(const parser *p, const char *user_defines, size_t i, tocl_custom_kernel *k,
+static tocl_status parse_kernel(const tocl_custom_parser *p, const char *user_defines, size_t i, tocl_custom_kernel *k,
                                 edit *edits, int *nedits, size_t *next, int *is_def) {
     const char *s = p->scan;
     size_t n = p->len;
@@ -447,12 +234,12 @@ static tocl_status parse_kernel(const parser *p, const char *user_defines, size_
     size_t name_at = 0, name_len = 0;
     for (;;) {
         i = skip_space(s, i, n);
-        if (i >= n || !is_ident_start((unsigned char)s[i]))
+        if (i >= n || !tocl_custom_is_ident_start((unsigned char)s[i]))
             break;
         if (skip_attribute(p, &i, n))
             continue;
         size_t j = i;
-        while (j < n && is_ident((unsigned char)s[j]))
+        while (j < n && tocl_custom_is_ident((unsigned char)s[j]))
             j++;
         if (j - i == 4 && !strncmp(s + i, "void", 4) && !seen_void) {
             seen_void = 1;
@@ -537,45 +324,9 @@ static tocl_status parse_kernel(const parser *p, const char *user_defines, size_
     return TOCL_OK;
 }
 
-/* "#define NAME VALUE" lines for the user's defines, then "#line 1". */
-static tocl_status preamble(const char *defines, char **out, size_t *len) {
-    size_t cap = 16 + (defines ? 3 * strlen(defines) + 16 : 0);
-    char *buf = malloc(cap);
-    if (!buf)
-        return tocl_fail(TOCL_E_OOM, "out of host memory for kernel defines");
-    size_t used = 0;
-    buf[0] = '\0';
-    for (const char *d = defines; d && *d;) {
-        const char *eol = strchr(d, '\n');
-        size_t n = eol ? (size_t)(eol - d) : strlen(d);
-        const char *eq = memchr(d, '=', n);
-        size_t nlen = eq ? (size_t)(eq - d) : n;
-        size_t id = 0;
-        while (id < nlen && is_ident((unsigned char)d[id]))
-            id++;
-        int ok = nlen > 0 && is_ident_start((unsigned char)d[0]) &&
-                 (id == nlen || (d[id] == '(' && d[nlen - 1] == ')'));
-        if (!ok) {
-            free(buf);
-            return tocl_fail(TOCL_E_INVALID,
-                             "compile_kernel: define \"%.*s\" is not a macro name (an identifier, or NAME(args) "
-                             "for a function-like macro)",
-                             (int)nlen, d);
-        }
-        used += (size_t)snprintf(buf + used, cap - used, "#define %.*s %.*s\n", (int)nlen, d,
-                                 eq ? (int)(n - nlen - 1) : 0, eq ? eq + 1 : "");
-        d = eol ? eol + 1 : d + n;
-    }
-    if (used)
-        used += (size_t)snprintf(buf + used, cap - used, "#line 1\n");
-    *out = buf;
-    *len = used;
-    return TOCL_OK;
-}
-
 tocl_status tocl_custom_parse(const char *source, const char *defines, tocl_custom_kernel **kernels,
                               int *nkernels, char **text) {
-    parser *p = calloc(1, sizeof *p);
+    tocl_custom_parser *p = calloc(1, sizeof *p);
     edit *edits = calloc(MAX_EDITS, sizeof *edits);
     tocl_custom_kernel *ks = calloc(MAX_KERNELS, sizeof *ks);
     char *pre = NULL, *outtext = NULL;
@@ -592,8 +343,8 @@ tocl_status tocl_custom_parse(const char *source, const char *defines, tocl_cust
         st = tocl_fail(TOCL_E_OOM, "out of host memory parsing a kernel source");
         goto done;
     }
-    blank(p);
-    collect_source_defines(p);
+    tocl_custom_blank(p);
+    tocl_custom_collect_defines(p);
 
     int depth = 0;
     for (size_t i = 0; i < p->len;) {
@@ -604,9 +355,9 @@ tocl_status tocl_custom_parse(const char *source, const char *defines, tocl_cust
         } else if (c == '}') {
             depth--;
             i++;
-        } else if (is_ident_start((unsigned char)c)) {
+        } else if (tocl_custom_is_ident_start((unsigned char)c)) {
             size_t j = i;
-            while (j < p->len && is_ident((unsigned char)p->scan[j]))
+            while (j < p->len && tocl_custom_is_ident((unsigned char)p->scan[j]))
                 j++;
             int kw = (j - i == 8 && !strncmp(p->scan + i, "__kernel", 8)) ||
                      (j - i == 6 && !strncmp(p->scan + i, "kernel", 6));
@@ -644,7 +395,7 @@ tocl_status tocl_custom_parse(const char *source, const char *defines, tocl_cust
     }
 
     size_t prelen = 0;
-    st = preamble(defines, &pre, &prelen);
+    st = tocl_custom_preamble(defines, &pre, &prelen);
     if (st != TOCL_OK)
         goto done;
     qsort(edits, (size_t)nedits, sizeof *edits, cmp_edit);
