@@ -14,8 +14,10 @@
 #include "runtime/ocl_allocator.h"
 #include "runtime/ocl_generator.h"
 #include "runtime/ocl_memory_history.h"
+#include "tocl/custom.h"
 #include "tocl/fusion.h"
 #include "tocl/program.h"
+#include <torch/csrc/autograd/python_variable.h>
 
 namespace py = pybind11;
 using namespace torch_ocl;
@@ -93,6 +95,161 @@ py::dict cache_info() {
   d["files"] = files;
   d["bytes"] = bytes;
   return d;
+}
+
+// ---- custom kernels (torch_ocl.compile_kernel; the logic is runtime/custom/) ----
+
+// torch_ocl.Local(nbytes): the size of a __local buffer argument.
+struct LocalArg {
+  uint64_t nbytes;
+};
+
+py::list custom_params(const tocl_custom_kernel* k) {
+  static const char* kinds[] = {"buffer", "local", "scalar", "unsupported"};
+  py::list out;
+  for (int i = 0; i < tocl_custom_param_count(k); i++) {
+    const tocl_custom_param* p = tocl_custom_param_at(k, i);
+    py::dict d;
+    d["name"] = p->name;
+    d["type"] = p->type;
+    d["decl"] = p->decl;
+    d["kind"] = kinds[p->kind];
+    d["vec"] = p->vec;
+    d["const"] = static_cast<bool>(p->is_const);
+    out.append(d);
+  }
+  return out;
+}
+
+// Unpack the Python arguments of a launch, then one runtime call. A tensor
+// must be a contiguous ocl tensor (the kernel sees raw memory from its first
+// element); the kernel runs on the device of the first tensor, or the current
+// device, on that device's current stream.
+void custom_launch(uintptr_t kptr, const std::vector<size_t>& global, const std::optional<std::vector<size_t>>& local,
+                   const py::sequence& args) {
+  auto* k = reinterpret_cast<const tocl_custom_kernel*>(kptr);
+  const size_t n = args.size();
+  std::vector<tocl_custom_arg> cargs(n);
+  std::vector<std::vector<tocl_scalar>> values(n);
+  int dev = -1;
+  for (size_t i = 0; i < n; i++) {
+    py::handle a = args[i];
+    tocl_custom_arg& c = cargs[i];
+    const char* pname = i < static_cast<size_t>(tocl_custom_param_count(k))
+                            ? tocl_custom_param_at(k, static_cast<int>(i))->name : "?";
+    if (THPVariable_Check(a.ptr())) {
+      const at::Tensor& t = THPVariable_Unpack(a.ptr());
+      if (t.device().type() != c10::DeviceType::PrivateUse1)
+        throw py::type_error(std::string("kernel ") + tocl_custom_kernel_name(k) + ": argument " + std::to_string(i) +
+                             " (" + pname + ") is a tensor on " + t.device().str() +
+                             "; pass a tensor on the ocl device (.to('ocl'))");
+      if (!t.is_contiguous())
+        throw py::value_error(std::string("kernel ") + tocl_custom_kernel_name(k) + ": argument " +
+                              std::to_string(i) + " (" + pname +
+                              ") is not contiguous; the kernel indexes raw memory, so pass .contiguous() (and copy "
+                              "back an output)");
+      if (dev < 0)
+        dev = t.device().index();
+      c.kind = TOCL_CUSTOM_BUFFER;
+      c.addr = reinterpret_cast<tocl_addr>(t.data_ptr());
+      c.dtype = to_tocl_dtype(t.scalar_type());
+      c.nbytes = static_cast<uint64_t>(t.numel()) * t.element_size();
+    } else if (py::isinstance<LocalArg>(a)) {
+      c.kind = TOCL_CUSTOM_LOCAL;
+      c.nbytes = a.cast<LocalArg&>().nbytes;
+    } else {
+      c.kind = TOCL_CUSTOM_SCALAR;
+      auto one = [&](py::handle v) {
+        tocl_scalar s{};
+        if (PyFloat_Check(v.ptr())) {
+          s.is_float = 1;
+          s.f = PyFloat_AsDouble(v.ptr());
+        } else if (PyLong_Check(v.ptr())) {
+          int overflow = 0;
+          s.i = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+          if (overflow)
+            throw py::value_error(std::string("kernel ") + tocl_custom_kernel_name(k) + ": argument " +
+                                  std::to_string(i) + " (" + pname + ") does not fit in 64 bits");
+        } else {
+          throw py::type_error(std::string("kernel ") + tocl_custom_kernel_name(k) + ": argument " +
+                               std::to_string(i) + " (" + pname + ") is a " + Py_TYPE(v.ptr())->tp_name +
+                               "; pass a tensor, a number, a list of numbers (vector types) or torch_ocl.Local");
+        }
+        values[i].push_back(s);
+      };
+      if (PyList_Check(a.ptr()) || PyTuple_Check(a.ptr()))
+        for (py::handle v : a.cast<py::sequence>())
+          one(v);
+      else
+        one(a);
+      c.count = static_cast<int>(values[i].size());
+      c.values = values[i].data();
+    }
+  }
+  if (dev < 0)
+    dev = current_device();
+  if (local && local->size() != global.size())
+    throw py::value_error(std::string("kernel ") + tocl_custom_kernel_name(k) + ": group_size has " +
+                          std::to_string(local->size()) + " dimensions, threads has " +
+                          std::to_string(global.size()));
+  tocl_custom_fault fault = TOCL_CUSTOM_FAULT_NONE;
+  tocl_status s = tocl_custom_launch(k, dev, tocl_stream_current(dev), static_cast<int>(global.size()), global.data(),
+                                     local ? local->data() : nullptr, cargs.data(), static_cast<int>(n), &fault);
+  if (s == TOCL_OK)
+    return;
+  if (fault == TOCL_CUSTOM_FAULT_TYPE)
+    throw py::type_error(tocl_last_error());
+  if (fault == TOCL_CUSTOM_FAULT_VALUE)
+    throw py::value_error(tocl_last_error());
+  TOCL_CHECK(s);
+}
+
+void register_custom_bindings(py::module& m) {
+  py::class_<LocalArg>(m, "Local", "The size in bytes of a __local buffer argument of a custom kernel.")
+      .def(py::init([](int64_t nbytes) {
+             if (nbytes <= 0)
+               throw py::value_error("Local(nbytes): nbytes must be positive, got " + std::to_string(nbytes));
+             return LocalArg{static_cast<uint64_t>(nbytes)};
+           }),
+           py::arg("nbytes"))
+      .def_readonly("nbytes", &LocalArg::nbytes)
+      .def("__repr__", [](const LocalArg& l) { return "Local(" + std::to_string(l.nbytes) + ")"; });
+  m.def("_custom_compile", [](int dev, const std::string& src, const std::string& opts, const std::string& defines) {
+    tocl_custom_lib* lib = nullptr;
+    tocl_status s = tocl_custom_compile(dev, src.c_str(), opts.c_str(), defines.c_str(), &lib);
+    if (s == TOCL_E_INVALID)
+      throw py::value_error(tocl_last_error());
+    TOCL_CHECK(s);
+    return reinterpret_cast<uintptr_t>(lib);
+  });
+  m.def("_custom_kernels", [](uintptr_t lptr) {
+    auto* lib = reinterpret_cast<const tocl_custom_lib*>(lptr);
+    py::list out;
+    for (int i = 0; i < tocl_custom_kernel_count(lib); i++) {
+      const tocl_custom_kernel* k = tocl_custom_kernel_at(lib, i);
+      out.append(py::make_tuple(reinterpret_cast<uintptr_t>(k), tocl_custom_kernel_name(k), custom_params(k)));
+    }
+    return out;
+  });
+  m.def("_custom_text", [](uintptr_t lptr) {
+    return std::string(tocl_custom_lib_text(reinterpret_cast<const tocl_custom_lib*>(lptr)));
+  });
+  m.def("_custom_limits", [](uintptr_t kptr, int dev) {
+    tocl_custom_limits l{};
+    TOCL_CHECK(tocl_custom_kernel_limits(reinterpret_cast<const tocl_custom_kernel*>(kptr), dev, &l));
+    py::dict d;
+    d["max_work_group_size"] = l.max_work_group_size;
+    d["preferred_work_group_size_multiple"] = l.preferred_group_multiple;
+    d["static_local_memory"] = l.local_mem_bytes;
+    d["private_memory"] = l.private_mem_bytes;
+    d["device_local_memory"] = l.device_local_mem_bytes;
+    d["max_work_item_sizes"] = py::make_tuple(l.device_max_group_dims[0], l.device_max_group_dims[1],
+                                              l.device_max_group_dims[2]);
+    return d;
+  });
+  m.def("_custom_launch", &custom_launch, py::arg("kernel"), py::arg("threads"), py::arg("group_size"),
+        py::arg("args"));
+  m.def("_custom_test_hide_fp64", [](bool hide) { tocl_custom_test_hide_fp64(hide ? 1 : 0); });
 }
 
 }  // namespace
@@ -218,6 +375,7 @@ PYBIND11_MODULE(_C, m) {
   // op each (adapter/aten/ocl_pointwise_table.cpp), for the compile lowering.
   m.def("_pointwise_table", [] { return pointwise_table(); });
   register_segment_bindings(m);
+  register_custom_bindings(m);
   m.def("_fallback_stats", [] { return fallback_stats(); });
   m.def("_reset_fallback_stats", [] { fallback_reset_stats(); });
   m.def("_set_fallback_policy", [](const std::string& p) {

@@ -40,6 +40,8 @@ from .fusion import (  # noqa: E402,F401
     set_eager_mode,
 )
 
+from .kernels import Kernel, KernelLibrary, Local, compile_kernel  # noqa: E402,F401  (custom OpenCL C kernels)
+
 _registered = False
 
 

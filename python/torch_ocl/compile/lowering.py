@@ -3,7 +3,10 @@
 Each node is classified by how it will run: pointwise (merged into
 generated kernels by fused eager), other native ocl kernels (GEMM,
 convolution, norms, reductions, views), or an op without an ocl kernel
-(the CPU fallback; counted per op and logged once). Runs of pointwise
+(the CPU fallback; counted per op and logged once). A custom op
+(torch.library.custom_op with an ocl kernel, e.g. one launching a
+torch_ocl.compile_kernel kernel) is an extern call: one node, run as its
+kernel, counted as extern_nodes. Runs of pointwise
 nodes are then replaced by segment calls, one generated kernel each
 (segments.py). The graph runs with fused eager on, whatever the process's
 eager mode, so what is left of its pointwise work is still merged.
@@ -49,7 +52,8 @@ def has_kernel(op, device_generic: bool = True) -> bool:
 
 def classify(gm: torch.fx.GraphModule) -> dict:
     """Count the graph's op nodes by how they run."""
-    plan = dict(nodes=0, pointwise_nodes=0, native_nodes=0, fallback_nodes=0, fallback_by_op={})
+    plan = dict(nodes=0, pointwise_nodes=0, native_nodes=0, fallback_nodes=0, fallback_by_op={}, extern_nodes=0,
+                extern_by_op={})
     for node in gm.graph.nodes:
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
             continue
@@ -61,6 +65,12 @@ def classify(gm: torch.fx.GraphModule) -> dict:
             name = op.name()
             plan["fallback_nodes"] += 1
             plan["fallback_by_op"][name] = plan["fallback_by_op"].get(name, 0) + 1
+        elif op.namespace not in ("aten", "prims"):
+            # A custom op: the graph calls it as it is (its fake kernel gave
+            # the shapes at trace time), so its launch is one extern call.
+            name = op.name()
+            plan["extern_nodes"] += 1
+            plan["extern_by_op"][name] = plan["extern_by_op"].get(name, 0) + 1
         elif torch.Tag.pointwise in op.tags:
             plan["pointwise_nodes"] += 1
         else:
@@ -122,12 +132,13 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str = "forward
                 print(f"[torch_ocl compile] {name} has no ocl kernel: it runs on the CPU", file=sys.stderr)
     stats.add(graphs=1, nodes=plan["nodes"], pointwise_nodes=plan["pointwise_nodes"],
               native_nodes=plan["native_nodes"], fallback_nodes=plan["fallback_nodes"],
-              fallback_by_op=plan["fallback_by_op"], segments_lowered=plan["segments_lowered"],
+              fallback_by_op=plan["fallback_by_op"], extern_nodes=plan["extern_nodes"],
+              extern_by_op=plan["extern_by_op"], segments_lowered=plan["segments_lowered"],
               nodes_fused=plan["nodes_fused"], segments_fallback=plan["segments_fallback"],
               compile_seconds=time.perf_counter() - t0)
     if _log_on():
         print(f"[torch_ocl compile] {kind} graph: {plan['nodes']} nodes, {plan['pointwise_nodes']} pointwise "
-              f"(fused), {plan['native_nodes']} native, {plan['fallback_nodes']} on the CPU "
+              f"(fused), {plan['native_nodes']} native, {plan['extern_nodes']} extern, {plan['fallback_nodes']} on the CPU "
               f"{plan['fallback_by_op'] or ''}; {plan['segments_lowered']} segments lowered ({plan['nodes_fused']} nodes), "
               f"{plan['segments_fallback']} refused", file=sys.stderr)
     return compiled

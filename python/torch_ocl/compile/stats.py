@@ -17,6 +17,8 @@ def reset_compile_stats() -> None:
             native_nodes=0,        # other nodes with an ocl kernel (GEMM, conv, reductions, views, ...)
             fallback_nodes=0,      # nodes whose op has no ocl kernel: they run on the CPU
             fallback_by_op=collections.Counter(),
+            extern_nodes=0,        # custom ops (torch.library.custom_op with an ocl kernel): one extern call each
+            extern_by_op=collections.Counter(),
             segments_lowered=0,    # runs of pointwise nodes replaced by one generated kernel each
             nodes_fused=0,         # pointwise nodes inside those segments
             segments_fallback=0,   # pointwise nodes or segments the lowering refused: they run node by node
@@ -30,7 +32,7 @@ def reset_compile_stats() -> None:
 def add(**kw) -> None:
     with _lock:
         for k, v in kw.items():
-            if k == "fallback_by_op":
+            if k in ("fallback_by_op", "extern_by_op"):
                 _stats[k].update(v)
             else:
                 _stats[k] += v
@@ -41,6 +43,7 @@ def compile_stats() -> dict:
     with _lock:
         out = dict(_stats)
         out["fallback_by_op"] = dict(_stats["fallback_by_op"])
+        out["extern_by_op"] = dict(_stats["extern_by_op"])
         return out
 
 
