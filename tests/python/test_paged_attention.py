@@ -159,3 +159,15 @@ def test_errors():
         ops.paged_attention(torch.randn(2, 4, 16, device=D), kc, kc, bt, cu[:1], kv, 1.0)
     with pytest.raises(RuntimeError, match="dtype"):
         ops.paged_attention(torch.randn(2, 4, 16, device=D).half(), kc, kc, bt, cu, kv, 1.0)
+
+
+def test_bench_paths_agree(no_fallback):
+    """The two rows of the serving benchmark compute the same decode attention."""
+    from torch_ocl.bench import serving as sb
+
+    q, kc, vc, bt, slots = sb._paged_inputs(D)
+    cu = torch.arange(sb.SEQS + 1, dtype=torch.int32, device=D)
+    lens = torch.full((sb.SEQS,), sb.CTX, dtype=torch.int32, device=D)
+    native = torch.ops.torch_ocl.paged_attention(q, kc, vc, bt, cu, lens, sb.DH ** -0.5)
+    gathered = sb._gather_decode(q, kc, vc, slots)[0].transpose(0, 1)
+    torch.testing.assert_close(native.cpu(), gathered.cpu(), atol=1e-4, rtol=1e-4)
