@@ -171,3 +171,35 @@ def test_bench_paths_agree(no_fallback):
     native = torch.ops.torch_ocl.paged_attention(q, kc, vc, bt, cu, lens, sb.DH ** -0.5)
     gathered = sb._gather_decode(q, kc, vc, slots)[0].transpose(0, 1)
     torch.testing.assert_close(native.cpu(), gathered.cpu(), atol=1e-4, rtol=1e-4)
+
+
+def test_transformers_continuous_batching_uses_native_attention(no_fallback):
+    """generate_batch on ocl with torch_ocl.serving.attention enabled: the packed sdpa calls run
+    paged_attention, and greedy tokens equal HF generate on the CPU."""
+    transformers = pytest.importorskip("transformers")
+    from torch_ocl.serving import attention, tiny
+
+    torch.manual_seed(0)
+    cpu = transformers.AutoModelForCausalLM.from_config(tiny.config("llama"), attn_implementation="sdpa").eval()
+    with torch.no_grad():
+        for p in cpu.parameters():
+            if p.dim() > 1:
+                p.normal_(0.0, 0.15)
+    prompts = [[1, 40, 41, 42, 43, 44], [1, 50], [1, 60, 61, 62]]
+    ref = []
+    for p in prompts:
+        out = cpu.generate(torch.tensor([p]), attention_mask=torch.ones(1, len(p), dtype=torch.long),
+                           max_new_tokens=8, do_sample=False, eos_token_id=None, pad_token_id=0)
+        ref.append(out[0, len(p):].tolist())
+    model = cpu.to(D)
+    gen = transformers.GenerationConfig(max_new_tokens=8, do_sample=False, eos_token_id=-1, pad_token_id=0)
+    cb = transformers.ContinuousBatchingConfig(page_size=16, num_blocks=16, max_batch_tokens=64)
+    attention.enable()
+    try:
+        before = attention.calls
+        outs = model.generate_batch(prompts, generation_config=gen, continuous_batching_config=cb)
+        assert attention.calls > before
+    finally:
+        attention.disable()
+    got = [o.generated_tokens for o in sorted(outs.values(), key=lambda o: int(o.request_id.split("_")[-1]))]
+    assert got == ref

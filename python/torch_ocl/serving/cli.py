@@ -24,6 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--no-continuous-batching", dest="cb", action="store_false",
                    help="generate one request at a time (no paged cache)")
+    p.add_argument("--no-native-attention", dest="native_attention", action="store_false",
+                   help="keep transformers' sdpa over the packed batch (default: torch_ocl.paged_attention)")
     p.add_argument("--max-batch-tokens", type=int, default=None, help="tokens per step (default: sized here)")
     p.add_argument("--log-level", default="warning")
 
@@ -50,6 +52,10 @@ def run(args) -> int:
         s = plan(config, dtype, args.device, page_size=256, **extra)
         print(f"torch_ocl serve: {s.describe()}", flush=True)
         kw = dict(cb_num_blocks=s.num_blocks, cb_max_batch_tokens=s.max_batch_tokens)
+        if args.native_attention:
+            from . import attention
+
+            attention.enable()
     from transformers.cli.serve import Serve
 
     print(f"torch_ocl serve: {model} on {args.device} at http://{args.host}:{args.port}/v1 "
