@@ -28,6 +28,7 @@
 #include <cmath>
 #include <vector>
 #include <limits>
+#include <utility>
 
 #include "ocl_common.h"
 #include "tocl/attention.h"
@@ -196,8 +197,9 @@ void check_same_device(const Tensor& t, const Tensor& ref, const char* what, con
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& key_cache, const Tensor& value_cache,
                        const Tensor& slot_mapping) {
   const char* op = "torch_ocl::reshape_and_cache";
-  for (auto [t, w] : {std::pair{&value, "value"}, {&key_cache, "key_cache"}, {&value_cache, "value_cache"},
-                      {&slot_mapping, "slot_mapping"}})
+  const std::pair<const Tensor*, const char*> operands[] = {
+      {&value, "value"}, {&key_cache, "key_cache"}, {&value_cache, "value_cache"}, {&slot_mapping, "slot_mapping"}};
+  for (const auto& [t, w] : operands)
     check_same_device(*t, key, w, op);
   TORCH_CHECK(key.dim() == 3 && value.sizes() == key.sizes(), op, ": key and value must be [tokens, kv heads, "
               "head dim] of one shape, got ", key.sizes(), " and ", value.sizes());
@@ -220,8 +222,12 @@ Tensor paged_attention(const Tensor& query, const Tensor& key_cache, const Tenso
                        const Tensor& block_table, const Tensor& cu_seqlens_q, const Tensor& seqlens_k, double scale,
                        bool causal, int64_t window) {
   const char* op = "torch_ocl::paged_attention";
-  for (auto [t, w] : {std::pair{&key_cache, "key_cache"}, {&value_cache, "value_cache"},
-                      {&block_table, "block_table"}, {&cu_seqlens_q, "cu_seqlens_q"}, {&seqlens_k, "seqlens_k"}})
+  const std::pair<const Tensor*, const char*> operands[] = {{&key_cache, "key_cache"},
+                                                            {&value_cache, "value_cache"},
+                                                            {&block_table, "block_table"},
+                                                            {&cu_seqlens_q, "cu_seqlens_q"},
+                                                            {&seqlens_k, "seqlens_k"}};
+  for (const auto& [t, w] : operands)
     check_same_device(*t, query, w, op);
   TORCH_CHECK(query.dim() == 3, op, ": query must be [tokens, heads, head dim], got ", query.sizes());
   TORCH_CHECK(key_cache.dim() == 4 && value_cache.sizes() == key_cache.sizes(), op, ": key_cache and value_cache "

@@ -13,6 +13,10 @@
 #include <ATen/native/Resize.h>
 #include <ATen/native/SortingUtils.h>
 #include <ATen/native/TypeProperties.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/searchsorted.h>
+#include <ATen/ops/stack.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Half.h>
 #include <c10/util/BFloat16.h>
