@@ -120,18 +120,15 @@ def _chat(server, model, i, results):
 def _sse(server, model):
     body = {"model": model, "messages": [{"role": "user", "content": "stream please"}], "max_tokens": 8,
             "temperature": 0, "stream": True}
-    chunks, done = [], False
+    chunks = []
     with server.post("/v1/chat/completions", body, stream=True) as r:
-        for raw in r:
+        assert r.status == 200 and r.headers.get("content-type", "").startswith("text/event-stream")
+        for raw in r:  # transformers serve ends the stream without OpenAI's "data: [DONE]"
             line = raw.decode().strip()
-            if not line.startswith("data:"):
+            if not line.startswith("data:") or line[5:].strip() == "[DONE]":
                 continue
-            data = line[5:].strip()
-            if data == "[DONE]":
-                done = True
-                break
-            chunks.append(json.loads(data))
-    return chunks, done
+            chunks.append(json.loads(line[5:]))
+    return chunks
 
 
 def _check_server(tmp_path, model_dir, dtype, cb, sampled=True):
@@ -161,10 +158,12 @@ def _check_server(tmp_path, model_dir, dtype, cb, sampled=True):
             assert isinstance(choice["message"]["content"], str)
             assert res["usage"]["completion_tokens"] >= 1
 
-        # SSE streaming ends with a finish_reason, then [DONE].
-        chunks, done = _sse(server, model_dir)
-        assert done and chunks, server.tail()
+        # SSE streaming: content deltas, and the last event carries the finish_reason.
+        chunks = _sse(server, model_dir)
+        assert len(chunks) >= 2, server.tail()
+        assert all(c["object"] == "chat.completion.chunk" for c in chunks)
         assert chunks[-1]["choices"][0]["finish_reason"] in ("stop", "length"), chunks[-1]
+        assert all(c["choices"][0].get("finish_reason") is None for c in chunks[:-1])
 
         # A sampled request: temperature, top-k/top-p/min-p, repetition penalty, seed; the
         # server runs with TORCH_OCL_FALLBACK=error, so a sampling op on the CPU fails it.
