@@ -26,7 +26,7 @@ from . import compiled, micro, models, report, serving
 from . import distributed as dist_bench
 
 SUITES = {"micro": micro, "models": models, "fusion": fusion_bench, "compile": compiled,
-          "distributed": dist_bench}
+          "distributed": dist_bench, "serving": serving}
 
 
 def _commit():
