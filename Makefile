@@ -23,7 +23,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
-.PHONY: demo test test-distributed pytest-distributed setup install ctest pytest sanitize conformance models bench docs parity clean kernel-profile
+.PHONY: demo test test-distributed serve test-serving pytest-distributed setup install ctest pytest sanitize conformance models bench docs parity clean kernel-profile
 
 demo: install
 	$(VPY) examples/train_gpt.py --preset demo
@@ -83,6 +83,18 @@ pytest-distributed: install
 
 test-distributed: install
 	$(DIST_ENV) $(VPY) -m pytest -q -n $(JOBS) tests/distributed
+
+# An OpenAI-compatible server on ocl:0 (transformers serve, continuous batching, KV cache
+# sized from the device) at http://127.0.0.1:8000/v1. With no model it serves a tiny chat
+# model built offline; SERVE_ARGS passes a model folder or other options
+# (python -m torch_ocl serve --help).
+serve: install
+	$(VPY) -m torch_ocl serve $(SERVE_ARGS)
+
+# The whole serving matrix (Llama/Qwen2/Gemma x float32/bfloat16/float16 x plain/continuous
+# batching); make test runs one model per mode.
+test-serving: install
+	$(TEST_ENV) TORCH_OCL_SLOW=1 $(VPY) -m pytest -q -n $(JOBS) tests/python/test_serving.py
 
 # The C runtime and its tests under AddressSanitizer + UndefinedBehaviorSanitizer.
 # (Leak checking is off: the OpenCL driver keeps process-lifetime allocations.)

@@ -7,6 +7,10 @@
 // logsumexp) and, under autograd, its _backward. Everything else (dropout,
 // a mask that needs a gradient, nested tensors, other ranks) takes the
 // math path, which is itself native ops.
+//
+// Also the serving ops torch.ops.torch_ocl.reshape_and_cache and
+// torch.ops.torch_ocl.paged_attention (runtime/ops/paged_attention.c):
+// writes into a paged KV cache and ragged attention over block tables.
 #include <ATen/Context.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/SDPBackend.h>
@@ -24,6 +28,7 @@
 #include <cmath>
 #include <vector>
 #include <limits>
+#include <utility>
 
 #include "ocl_common.h"
 #include "tocl/attention.h"
@@ -183,7 +188,84 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> sdpa_backward(
           Tensor()};
 }
 
+// ---- paged attention (serving) ----
+
+void check_same_device(const Tensor& t, const Tensor& ref, const char* what, const char* op) {
+  TORCH_CHECK(t.device() == ref.device(), op, ": ", what, " is on ", t.device(), ", expected ", ref.device());
+}
+
+void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& key_cache, const Tensor& value_cache,
+                       const Tensor& slot_mapping) {
+  const char* op = "torch_ocl::reshape_and_cache";
+  const std::pair<const Tensor*, const char*> operands[] = {
+      {&value, "value"}, {&key_cache, "key_cache"}, {&value_cache, "value_cache"}, {&slot_mapping, "slot_mapping"}};
+  for (const auto& [t, w] : operands)
+    check_same_device(*t, key, w, op);
+  TORCH_CHECK(key.dim() == 3 && value.sizes() == key.sizes(), op, ": key and value must be [tokens, kv heads, "
+              "head dim] of one shape, got ", key.sizes(), " and ", value.sizes());
+  TORCH_CHECK(key_cache.dim() == 4 && value_cache.sizes() == key_cache.sizes(), op, ": key_cache and value_cache "
+              "must be [blocks, block size, kv heads, head dim] of one shape, got ", key_cache.sizes(), " and ",
+              value_cache.sizes());
+  TORCH_CHECK(slot_mapping.dim() == 1 && slot_mapping.size(0) == key.size(0), op, ": slot_mapping must be [tokens]");
+  TORCH_CHECK(key.scalar_type() == key_cache.scalar_type() && value.scalar_type() == key.scalar_type() &&
+              value_cache.scalar_type() == key.scalar_type(), op, ": key, value and caches must share a dtype");
+  if (key.numel() == 0)
+    return;
+  c10::DeviceGuard guard(key.device());
+  Tensor slots = slot_mapping.to(at::kLong);
+  TT tk(key), tv(value), tkc(key_cache), tvc(value_cache), ts(slots);
+  int dev = device_index(key.device());
+  TOCL_CHECK(tocl_paged_cache_write(dev, current_stream(dev), tk.p(), tv.p(), tkc.p(), tvc.p(), ts.p()));
+}
+
+Tensor paged_attention(const Tensor& query, const Tensor& key_cache, const Tensor& value_cache,
+                       const Tensor& block_table, const Tensor& cu_seqlens_q, const Tensor& seqlens_k, double scale,
+                       bool causal, int64_t window) {
+  const char* op = "torch_ocl::paged_attention";
+  const std::pair<const Tensor*, const char*> operands[] = {{&key_cache, "key_cache"},
+                                                            {&value_cache, "value_cache"},
+                                                            {&block_table, "block_table"},
+                                                            {&cu_seqlens_q, "cu_seqlens_q"},
+                                                            {&seqlens_k, "seqlens_k"}};
+  for (const auto& [t, w] : operands)
+    check_same_device(*t, query, w, op);
+  TORCH_CHECK(query.dim() == 3, op, ": query must be [tokens, heads, head dim], got ", query.sizes());
+  TORCH_CHECK(key_cache.dim() == 4 && value_cache.sizes() == key_cache.sizes(), op, ": key_cache and value_cache "
+              "must be [blocks, block size, kv heads, head dim] of one shape");
+  TORCH_CHECK(block_table.dim() == 2 && cu_seqlens_q.dim() == 1 && seqlens_k.dim() == 1 &&
+              cu_seqlens_q.size(0) == block_table.size(0) + 1 && seqlens_k.size(0) == block_table.size(0), op,
+              ": expected block_table [N, max blocks], cu_seqlens_q [N + 1], seqlens_k [N]; got ",
+              block_table.sizes(), ", ", cu_seqlens_q.sizes(), ", ", seqlens_k.sizes());
+  for (const Tensor* t : {&block_table, &cu_seqlens_q, &seqlens_k})
+    TORCH_CHECK(at::isIntegralType(t->scalar_type(), false), op, ": block_table, cu_seqlens_q and seqlens_k must "
+                "be integer tensors, got ", t->scalar_type());
+  c10::DeviceGuard guard(query.device());
+  Tensor out = at::empty(query.sizes(), query.options());
+  if (query.numel() == 0)
+    return out;
+  Tensor bt = block_table.to(at::kInt), cu = cu_seqlens_q.to(at::kInt).contiguous();
+  Tensor kl = seqlens_k.to(at::kInt).contiguous();
+  tocl_paged_desc d{scale, causal ? 1 : 0, window};
+  TT tq(query), tkc(key_cache), tvc(value_cache), tbt(bt), tcu(cu), tkl(kl), to(out);
+  int dev = device_index(query.device());
+  TOCL_CHECK(tocl_paged_attention(dev, current_stream(dev), &d, tq.p(), tkc.p(), tvc.p(), tbt.p(), tcu.p(), tkl.p(),
+                                  to.p()));
+  return out;
+}
+
 }  // namespace
+
+TORCH_LIBRARY_FRAGMENT(torch_ocl, m) {
+  m.def("reshape_and_cache(Tensor key, Tensor value, Tensor(a!) key_cache, Tensor(b!) value_cache, "
+        "Tensor slot_mapping) -> ()");
+  m.def("paged_attention(Tensor query, Tensor key_cache, Tensor value_cache, Tensor block_table, "
+        "Tensor cu_seqlens_q, Tensor seqlens_k, float scale, bool causal=True, int window=0) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(torch_ocl, PrivateUse1, m) {
+  m.impl("reshape_and_cache", TORCH_FN(reshape_and_cache));
+  m.impl("paged_attention", TORCH_FN(paged_attention));
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_sdp_choice", TORCH_FN(fused_sdp_choice));

@@ -1,6 +1,6 @@
 // ocl_sort_ops.cpp - the sort/search family on ocl: sort, topk, kthvalue,
 // median, nanmedian, mode, searchsorted, bucketize, histc, bincount, unique,
-// unique_consecutive, isin. Shapes, checks and messages follow PyTorch's CPU
+// unique_consecutive, isin, repeat_interleave. Shapes, checks and messages follow PyTorch's CPU
 // kernels; the work is include/tocl/sort.h. Ops whose output size depends
 // on the data (unique, bincount, histc without a range, the sorter check of
 // searchsorted) read a count or a range back: those host waits are in the
@@ -13,6 +13,10 @@
 #include <ATen/native/Resize.h>
 #include <ATen/native/SortingUtils.h>
 #include <ATen/native/TypeProperties.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/searchsorted.h>
+#include <ATen/ops/stack.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Half.h>
 #include <c10/util/BFloat16.h>
@@ -514,9 +518,38 @@ at::Tensor isin_st(const c10::Scalar& element, const at::Tensor& test, bool assu
   return isin_st_out(element, test, assume_unique, invert, out);
 }
 
+// ---- repeat_interleave ----
+
+// repeat_interleave(repeats)[j] is the i with cumsum[i-1] <= j < cumsum[i]: a
+// right-sided search of 0..total-1 in the inclusive cumsum, both native. The
+// self_int / self_Tensor forms are composite (this + index_select). Checks and
+// messages are the CPU kernel's. Host wait unless output_size is given: the
+// total sizes the output and a negative repeat is an error (one read for both).
+at::Tensor repeat_interleave_tensor(const at::Tensor& repeats, std::optional<c10::SymInt> output_size) {
+  TORCH_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
+  TORCH_CHECK(repeats.scalar_type() == at::kLong || repeats.scalar_type() == at::kInt,
+              "repeats has to be Long or Int tensor");
+  if (repeats.size(0) == 0)
+    return at::empty_like(repeats, at::MemoryFormat::Contiguous);
+  c10::DeviceGuard guard(repeats.device());
+  at::Tensor cum = repeats.cumsum(0, at::kLong);
+  int64_t total;
+  if (output_size.has_value()) {
+    total = output_size->expect_int();
+    TORCH_CHECK(total >= 0, "repeat_interleave: output_size must be non-negative, got ", total);
+  } else {
+    at::Tensor host = at::stack({cum[-1], repeats.min().to(at::kLong)}).cpu();
+    TORCH_CHECK(host[1].item<int64_t>() >= 0, "repeats can not be negative");
+    total = host[0].item<int64_t>();
+  }
+  at::Tensor pos = at::arange(total, repeats.options().dtype(at::kLong));
+  return at::searchsorted(cum, pos, repeats.scalar_type() == at::kInt, /*right=*/true);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("repeat_interleave.Tensor", repeat_interleave_tensor);
   m.impl("sort.stable", sort);
   m.impl("sort.values_stable", sort_out);
   m.impl("topk", topk);

@@ -43,6 +43,32 @@ tocl_status tocl_attn_backward(int dev, int stream, const tocl_attn_desc *d, con
                                const tocl_tensor *grad_q, const tocl_tensor *grad_k, const tocl_tensor *grad_v,
                                const tocl_tensor *delta);
 
+/* Paged attention for serving (kernels/paged_attention.cl; layout and
+ * masking in kernels/include/paged_attention_params.h). Caches are 4-D
+ * [blocks, block_size, Hk, D]; packed tokens are 3-D [T, H, D]; all share
+ * one floating dtype. */
+typedef struct tocl_paged_desc {
+    double scale; /* multiplies q.k */
+    int causal;   /* bottom-right aligned: query i of q_len sees keys up to kv_len - q_len + i */
+    int64_t window; /* sliding window in tokens (causal only), 0 for none */
+} tocl_paged_desc;
+
+/* key/value [T, Hk, D] into key_cache/value_cache at slot_mapping [T]
+ * (int64; a negative slot is a padding token and is skipped). */
+tocl_status tocl_paged_cache_write(int dev, int stream, const tocl_tensor *key, const tocl_tensor *value,
+                                   const tocl_tensor *key_cache, const tocl_tensor *value_cache,
+                                   const tocl_tensor *slot_mapping);
+
+/* out [T, Hq, D] := attention of query [T, Hq, D] over each sequence's
+ * cached keys/values: sequence n has queries [cu_q[n], cu_q[n + 1]) and
+ * kv_len[n] cached tokens listed by row n of block_table [N, max_blocks]
+ * (cu_q [N + 1], kv_len [N] and block_table all int32). A query with no
+ * visible key gets 0. */
+tocl_status tocl_paged_attention(int dev, int stream, const tocl_paged_desc *d, const tocl_tensor *query,
+                                 const tocl_tensor *key_cache, const tocl_tensor *value_cache,
+                                 const tocl_tensor *block_table, const tocl_tensor *cu_q, const tocl_tensor *kv_len,
+                                 const tocl_tensor *out);
+
 #ifdef __cplusplus
 }
 #endif

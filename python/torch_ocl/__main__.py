@@ -11,6 +11,9 @@
                                     run a script and report ops on ocl, ops that fell back to the
                                     CPU (with call sites) and host-device copies (--json PATH)
   python -m torch_ocl parity        torch.cuda / torch.accelerator parity (--markdown, --json for docs/)
+  python -m torch_ocl serve [MODEL] OpenAI-compatible server on ocl (transformers serve, continuous
+                                    batching, KV cache sized from the device; a tiny offline model
+                                    when MODEL is not given)
 """
 
 import argparse
@@ -133,6 +136,11 @@ def main(argv=None):
     p.add_argument("--markdown", metavar="PATH")
     p.add_argument("--json", metavar="PATH")
     p.set_defaults(fn=_parity)
+    s = sub.add_parser("serve", help="OpenAI-compatible server on ocl (transformers serve)")
+    from .serving import cli as serving_cli
+
+    serving_cli.add_arguments(s)
+    s.set_defaults(fn=serving_cli.run)
     c = sub.add_parser("cache", help="program cache")
     c.add_argument("action", choices=["info", "clear"])
     c.set_defaults(fn=_cache)

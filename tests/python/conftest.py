@@ -95,3 +95,19 @@ def fallback_warn():
     torch_ocl.set_fallback_policy("warn")
     yield
     torch_ocl.set_fallback_policy(old)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: long matrix runs, skipped unless TORCH_OCL_SLOW=1 "
+                                       "(make test-serving sets it)")
+
+
+def pytest_collection_modifyitems(config, items):
+    import os
+
+    if os.environ.get("TORCH_OCL_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow: set TORCH_OCL_SLOW=1 (make test-serving)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

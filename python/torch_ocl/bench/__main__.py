@@ -3,7 +3,7 @@ Markdown, JSON and a PNG chart.
 
   python -m torch_ocl.bench                  full suite, all devices
   python -m torch_ocl.bench --quick          small sizes (a minute or two)
-  --devices cpu,ocl:0   --suite micro,models,fusion,compile,distributed   --price ocl:0=0.5,cpu=0.1
+  --devices cpu,ocl:0   --suite micro,models,fusion,compile,distributed,serving   --price ocl:0=0.5,cpu=0.1
   --out bench/results/run   (writes run.md, run.json, run.png)
   --compare bench/results/old.json
 """
@@ -22,11 +22,11 @@ import torch_ocl
 
 from . import devices as devmod
 from . import fusion as fusion_bench
-from . import compiled, micro, models, report
+from . import compiled, micro, models, report, serving
 from . import distributed as dist_bench
 
 SUITES = {"micro": micro, "models": models, "fusion": fusion_bench, "compile": compiled,
-          "distributed": dist_bench}
+          "distributed": dist_bench, "serving": serving}
 
 
 def _commit():
@@ -51,7 +51,7 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--devices", default="auto")
-    ap.add_argument("--suite", default="micro,models,fusion,compile,distributed")
+    ap.add_argument("--suite", default="micro,models,fusion,compile,distributed,serving")
     ap.add_argument("--price", default="", help="DEVICE=USD_PER_HOUR,...")
     ap.add_argument("--out", default="bench/results/latest")
     ap.add_argument("--title", default="")

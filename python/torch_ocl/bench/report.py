@@ -91,7 +91,7 @@ def markdown(run: Dict, prices: Dict[str, float]) -> str:
             "bandwidth figures use device events. Each value is the median of several repetitions after "
             "warm-up; the JSON has the spread. Micro figures run ocl in strict eager mode (one kernel per op: "
             "what a kernel achieves); models run in the default mode (fused eager).", ""]
-    for section, title in (("micro", "Micro"), ("models", "Models")):
+    for section, title in (("micro", "Micro"), ("models", "Models"), ("serving", "Serving")):
         t = _table(run, section)
         if t:
             out += [f"### {title}", ""] + t + [""]
