@@ -504,8 +504,8 @@ tocl_status tocl_defer_run_group(int dev, int stream, d_rec *recs, const d_group
         tocl_trace_launch_begin(first_corr(recs, gr), gr->nrec);
         tocl_status s = tocl_ew_launch(dev, stream, &m.g, ops, bufs, offs, m.sc, mode, &launched);
         tocl_trace_launch_end();
-        if (s != TOCL_OK && must_merge)
-            return s;
+        if (s != TOCL_OK && (must_merge || (s == TOCL_E_BUILD && tocl_strict_builds())))
+            return s; /* strict builds: a merged graph that does not compile is a bug, said here */
         if (s != TOCL_OK)
             launched = 0; /* a merged graph the device refuses: run the ops one by one */
         atomic_fetch_add(launched ? &st.hits : &st.misses, 1);

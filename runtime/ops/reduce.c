@@ -19,9 +19,12 @@ tocl_status tocl_reduce_run(int dev, int stream, const tocl_reduce_desc *d, int 
         tocl_defer_reduce_begin(dev, stream, n_out, outs, n_in, ins, g, scalars, &fp)) {
         tocl_reduce_collapse(&sp, d, n_out, outs, fp.n_in, fp.ins);
         fused = sp.kr <= TOCL_MAX_DIMS && sp.rr <= TOCL_MAX_DIMS &&
-                (!tocl_ir_uses_f64(&fp.g) || tocl_dev_props(dev)->has_fp64) &&
-                tocl_reduce_kernel_ready(dev, d, &fp.g, n_out, od, sp.kr, sp.rr, tocl_defer_sync_build());
-        TOCL_TRY(tocl_defer_reduce_end(fused));
+                (!tocl_ir_uses_f64(&fp.g) || tocl_dev_props(dev)->has_fp64);
+        tocl_status ks = TOCL_OK;
+        if (fused)
+            ks = tocl_reduce_kernel_ready(dev, d, &fp.g, n_out, od, sp.kr, sp.rr, tocl_defer_sync_build(), &fused);
+        TOCL_TRY(tocl_defer_reduce_end(fused && ks == TOCL_OK));
+        TOCL_TRY(ks); /* strict builds: the fused kernel did not build */
         if (fused) {
             tocl_defer_count_reduction();
             tocl_red_resolved pre = {fp.n_pre, fp.bufs, fp.offs};
