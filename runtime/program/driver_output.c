@@ -67,6 +67,12 @@ static void child_after_fork(void) {
 
 static void register_fork(void) { tocl_fork_on_child(child_after_fork); }
 
+void tocl_driver_output_release(void) {
+    pthread_mutex_lock(&g_lock);
+    restore(); /* the build still in the driver writes to the terminal now; end() finds nothing to read */
+    pthread_mutex_unlock(&g_lock);
+}
+
 void tocl_driver_output_begin(void) {
     pthread_once(&g_once, register_fork);
     pthread_mutex_lock(&g_lock);
@@ -122,7 +128,6 @@ void tocl_driver_output_end(void) {
         int cap = g_capture;
         g_capture = -1;
         restore();
-        g_capture = cap; /* read below, then closed */
         struct stat st;
         if (fstat(cap, &st) == 0 && st.st_size > 0) {
             len = (size_t)st.st_size < KEEP_MAX ? (size_t)st.st_size : KEEP_MAX;
@@ -144,7 +149,6 @@ void tocl_driver_output_end(void) {
             }
         }
         close(cap);
-        g_capture = -1;
     }
     pthread_mutex_unlock(&g_lock);
     for (char *line = text; line && *line;) {

@@ -167,13 +167,12 @@ static void build_job(const void *job) {
 tocl_status tocl_kernels_get_async(tocl_kernel_kind *kind, int dev, const void *key, uint64_t hash,
                                    tocl_kernel_entry **out) {
     *out = NULL;
-    if (tocl_strict_builds()) {
+    /* The environment is read only on a failure: this runs at every flush. */
+    if (atomic_load_explicit(&g_pending, memory_order_relaxed) && tocl_strict_builds())
         TOCL_TRY(take_pending());
-        tocl_kernel_entry *e = tocl_kernels_find(kind, dev, key, hash);
-        if (e && !e->kernel)
-            return failed(e);
-    }
     tocl_kernel_entry *e = tocl_kernels_find(kind, dev, key, hash);
+    if (e && !e->kernel && tocl_strict_builds())
+        return failed(e);
     if (e) {
         *out = e;
         return TOCL_OK;

@@ -56,6 +56,9 @@ void tocl_disk_remove(const char *dir, tocl_program_key key, tocl_disk_kind kind
  * are dropped from it, anything else is passed on to stderr. */
 void tocl_driver_output_begin(void);
 void tocl_driver_output_end(void);
+/* At exit, with a build still in the driver: give fd 2 back now, so what
+ * the process writes while it ends reaches the terminal. */
+void tocl_driver_output_release(void);
 
 /* Seconds on a monotonic clock. */
 double tocl_program_now(void);

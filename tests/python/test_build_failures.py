@@ -133,6 +133,8 @@ def test_failed_fused_build_is_an_error_only_under_strict_builds(private_cache, 
     chain = _fresh_chain(random.randrange(1 << 30))
     x = torch.linspace(-5, 5, 257)
     want = chain(x)
+    with torch_ocl.eager_mode("strict"):  # every single-op kernel built: the injected failure hits the merged one
+        assert torch.equal(chain(x.to("ocl")).cpu(), want)
     with torch_ocl.eager_mode("fused"):
         torch_ocl.fusion.set_sync_build(True)
         try:
@@ -156,6 +158,8 @@ def test_background_failure_is_reported_at_the_next_op_under_strict_builds(priva
     seed = random.randrange(1 << 30)
     first, second = _fresh_chain(seed), _fresh_chain(seed + 1)
     x = torch.linspace(-5, 5, 129)
+    with torch_ocl.eager_mode("strict"):  # single-op kernels built: the background build takes the failure
+        first(x.to("ocl")).cpu(), second(x.to("ocl")).cpu()
     with torch_ocl.eager_mode("fused"):
         _C._inject_build_failures(1)
         # Unfused while its kernel builds in the background, where it fails.
