@@ -172,7 +172,6 @@ PYBIND11_MODULE(_C, m) {
     return n;
   });
   // Tests: the next n program builds fail in the driver with a real build log.
-  m.def("_inject_build_failures", [](int n) { tocl_program_inject_build_failures(n); });
   m.def("_strict_builds", [] { return tocl_strict_builds() != 0; });
   // A child forked after the parent used the device (see runtime/core/fork.c).
   m.def("_in_bad_fork", [] { return tocl_in_bad_fork() != 0; });
@@ -217,8 +216,6 @@ PYBIND11_MODULE(_C, m) {
     d["cache_misses"] = s.cache_misses;
     d["builds"] = s.builds;
     d["build_seconds"] = s.build_seconds;
-  d["build_failures"] = s.build_failures;
-  d["known_failures"] = s.known_failures;
     return d;
   });
   m.def("_reset_fusion_stats", [] { tocl_fusion_stats_reset(); });

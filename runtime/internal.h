@@ -95,7 +95,7 @@ void tocl_log_reload(void);
 
 /* core/fork.c: refuse OpenCL work in a child forked after the parent used
  * the device. tocl_fork_note_used is called once the driver is loaded;
- * tocl_fork_check fails with TOCL_E_FORK in such a child. Subsystems that
+ * tocl_fork_check fails with TOCL_E_UNSUPPORTED in such a child. Subsystems that
  * hold process state the child must reset (a redirected fd) register a
  * handler that runs in every forked child. */
 void tocl_fork_note_used(void);

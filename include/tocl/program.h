@@ -62,6 +62,14 @@ void tocl_program_inject_build_failures(int n);
  * does not compile is a bug; `make test` sets this. Read at each use. */
 int tocl_strict_builds(void);
 
+/* 1 in a child forked after its parent made OpenCL calls: every call that
+ * would reach the driver fails (TOCL_E_UNSUPPORTED, with a message naming
+ * fork and the 'spawn' start method), because the driver's threads stay in
+ * the parent and the child would hang; frees are no-ops. (Declared here,
+ * beside the other process-level switches, so that adding it recompiled one
+ * adapter file rather than every file that includes status.h.) */
+int tocl_in_bad_fork(void);
+
 #ifdef __cplusplus
 }
 #endif

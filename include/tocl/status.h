@@ -20,14 +20,8 @@ typedef enum tocl_status {
     TOCL_E_BUILD,       /* an OpenCL program failed to build; the message holds the log */
     TOCL_E_UNSUPPORTED, /* a dtype or feature the device or runtime does not support */
     TOCL_E_IO,          /* a file operation of the program cache failed */
-    TOCL_E_INTERNAL,    /* a bug in torch-ocl; please report it */
-    TOCL_E_FORK         /* the process was forked after it used the device (see tocl_in_bad_fork) */
+    TOCL_E_INTERNAL     /* a bug in torch-ocl; please report it */
 } tocl_status;
-
-/* 1 in a child forked after its parent made OpenCL calls: every call that
- * would reach the driver fails with TOCL_E_FORK (the driver's threads stay
- * in the parent, so the child would hang), frees are no-ops. */
-int tocl_in_bad_fork(void);
 
 /* Short constant name of a status, e.g. "TOCL_E_OOM". */
 const char *tocl_status_name(tocl_status s);

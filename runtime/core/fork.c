@@ -53,7 +53,7 @@ int tocl_in_bad_fork(void) { return atomic_load_explicit(&g_bad_fork, memory_ord
 tocl_status tocl_fork_check(void) {
     if (!tocl_in_bad_fork())
         return TOCL_OK;
-    return tocl_fail(TOCL_E_FORK,
+    return tocl_fail(TOCL_E_UNSUPPORTED,
                      "Cannot re-initialize OpenCL (torch-ocl) in a forked subprocess: this process was forked "
                      "after its parent used the ocl device, and the OpenCL driver's threads do not survive "
                      "fork(). To use the ocl device with multiprocessing, use the 'spawn' or 'forkserver' "

@@ -20,7 +20,6 @@ const char *tocl_status_name(tocl_status s) {
     case TOCL_E_UNSUPPORTED: return "TOCL_E_UNSUPPORTED";
     case TOCL_E_IO: return "TOCL_E_IO";
     case TOCL_E_INTERNAL: return "TOCL_E_INTERNAL";
-    case TOCL_E_FORK: return "TOCL_E_FORK";
     }
     return "TOCL_E_UNKNOWN";
 }
