@@ -172,6 +172,7 @@ PYBIND11_MODULE(_C, m) {
     return n;
   });
   // Tests: the next n program builds fail in the driver with a real build log.
+  m.def("_inject_build_failures", [](int n) { tocl_program_inject_build_failures(n); });
   m.def("_strict_builds", [] { return tocl_strict_builds() != 0; });
   // A child forked after the parent used the device (see runtime/core/fork.c).
   m.def("_in_bad_fork", [] { return tocl_in_bad_fork() != 0; });

@@ -19,7 +19,13 @@ tocl_status tocl_reduce_run(int dev, int stream, const tocl_reduce_desc *d, int 
     int fused = 0;
     if (d->fuse_producer && tocl_defer_active() &&
         tocl_defer_reduce_begin(dev, stream, n_out, outs, n_in, ins, g, scalars, &fp)) {
-        tocl_reduce_collapse(&sp, d, n_out, outs, fp.n_in, fp.ins);
+        /* The iteration space comes from the inputs; a prologue over none
+         * (a recorded fill: torch.ones(n).sum()) iterates over the tensor
+         * the fill would have written, whose strides the kernel ignores. */
+        if (fp.n_in > 0)
+            tocl_reduce_collapse(&sp, d, n_out, outs, fp.n_in, fp.ins);
+        else
+            tocl_reduce_collapse(&sp, d, n_out, outs, 1, ins);
         fused = sp.kr <= TOCL_MAX_DIMS && sp.rr <= TOCL_MAX_DIMS &&
                 (!tocl_ir_uses_f64(&fp.g) || tocl_dev_props(dev)->has_fp64);
         tocl_status ks = TOCL_OK;
