@@ -65,13 +65,17 @@ ctest: $(C_BUILD)/build.ninja
 	$(VENV)/bin/cmake --build $(C_BUILD) -j $(JOBS)
 	cd $(C_BUILD) && ctest --output-on-failure -j 1
 
+# A generated kernel (fused eager's merged graphs, reduction prologues) that fails to build is a
+# code generator bug: TORCH_OCL_STRICT_BUILDS=1 makes it an error instead of a silent fallback.
+STRICT_BUILDS := TORCH_OCL_STRICT_BUILDS=1
+
 # One worker per core: a cold run is mostly PoCL compiling kernels, one at a time per process.
 # The whole suite runs in both eager modes: strict, then fused (the default). The strict run
 # is also the guard run: every device block has canaries (TORCH_OCL_GUARD=1) and a test fails
 # if a kernel wrote outside its buffers (tests/python/conftest.py).
 pytest: install
-	$(TEST_ENV) TORCH_OCL_EAGER=strict TORCH_OCL_GUARD=1 $(VPY) -m pytest -q -n $(JOBS) tests/python
-	$(TEST_ENV) TORCH_OCL_EAGER=fused $(VPY) -m pytest -q -n $(JOBS) tests/python
+	$(TEST_ENV) $(STRICT_BUILDS) TORCH_OCL_EAGER=strict TORCH_OCL_GUARD=1 $(VPY) -m pytest -q -n $(JOBS) tests/python
+	$(TEST_ENV) $(STRICT_BUILDS) TORCH_OCL_EAGER=fused $(VPY) -m pytest -q -n $(JOBS) tests/python
 
 # Distributed tests (tests/distributed): real process groups of spawned ranks
 # over loopback, rank r on ocl:r. Four PoCL devices for the 2x2 meshes.
@@ -79,10 +83,10 @@ pytest: install
 # eager mode); `make test-distributed` runs every one (CI runs both).
 DIST_ENV := POCL_DEVICES="pthread pthread pthread pthread" GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1
 pytest-distributed: install
-	$(DIST_ENV) $(VPY) -m pytest -q -n $(JOBS) -m "not slow" tests/distributed
+	$(DIST_ENV) $(STRICT_BUILDS) $(VPY) -m pytest -q -n $(JOBS) -m "not slow" tests/distributed
 
 test-distributed: install
-	$(DIST_ENV) $(VPY) -m pytest -q -n $(JOBS) tests/distributed
+	$(DIST_ENV) $(STRICT_BUILDS) $(VPY) -m pytest -q -n $(JOBS) tests/distributed
 
 # An OpenAI-compatible server on ocl:0 (transformers serve, continuous batching, KV cache
 # sized from the device) at http://127.0.0.1:8000/v1. With no model it serves a tiny chat

@@ -80,6 +80,8 @@ py::dict program_stats() {
   d["disk_writes"] = s.disk_writes;
   d["disk_rejects"] = s.disk_rejects;
   d["build_seconds"] = s.build_seconds;
+  d["build_failures"] = s.build_failures;
+  d["known_failures"] = s.known_failures;
   d["elementwise_launches"] = e.launches;
   d["elementwise_kernels"] = e.kernels_created;
   return d;
@@ -326,6 +328,11 @@ PYBIND11_MODULE(_C, m) {
     TOCL_CHECK(tocl_cache_clear(&n));
     return n;
   });
+  // Tests: the next n program builds fail in the driver with a real build log.
+  m.def("_inject_build_failures", [](int n) { tocl_program_inject_build_failures(n); });
+  m.def("_strict_builds", [] { return tocl_strict_builds() != 0; });
+  // A child forked after the parent used the device (see runtime/core/fork.c).
+  m.def("_in_bad_fork", [] { return tocl_in_bad_fork() != 0; });
   m.def("_build_program", [](int dev, const std::string& src, const std::string& opts, const std::string& name) {
     TOCL_CHECK(tocl_program_prepare(dev, src.c_str(), opts.c_str(), name.c_str()));
   });

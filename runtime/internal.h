@@ -93,6 +93,16 @@ void tocl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Read TORCH_OCL_LOG again (tests change it at run time). */
 void tocl_log_reload(void);
 
+/* core/fork.c: refuse OpenCL work in a child forked after the parent used
+ * the device. tocl_fork_note_used is called once the driver is loaded;
+ * tocl_fork_check fails with TOCL_E_UNSUPPORTED in such a child. Subsystems that
+ * hold process state the child must reset (a redirected fd) register a
+ * handler that runs in every forked child. */
+void tocl_fork_note_used(void);
+tocl_status tocl_fork_check(void);
+typedef void (*tocl_fork_child_fn)(void);
+void tocl_fork_on_child(tocl_fork_child_fn fn);
+
 /* core/: environment knobs, read in one place. */
 const char *tocl_env(const char *name); /* getenv, NULL if unset or empty */
 int tocl_env_flag(const char *name);    /* 1 for 1/true/yes/on */

@@ -90,5 +90,8 @@ def get_amp_supported_dtype() -> list:
 
 
 def _is_in_bad_fork() -> bool:
-    """torch.manual_seed asks this before seeding the device."""
-    return False
+    """torch.manual_seed asks this before seeding the device: a DataLoader
+    worker forked after the parent used ocl must not touch it."""
+    from .device import _is_in_bad_fork as bad
+
+    return bad()

@@ -29,12 +29,20 @@ def device_count() -> int:
         return 0
 
 
+def _is_in_bad_fork() -> bool:
+    """True in a child forked after its parent used the ocl device: the
+    OpenCL driver's threads stayed in the parent, so the child cannot use
+    the device (as CUDA in a forked child)."""
+    return _C._in_bad_fork()
+
+
 def is_initialized() -> bool:
-    return True
+    return not _is_in_bad_fork()
 
 
 def init():
-    """Discover devices; raises with the reason when discovery failed."""
+    """Discover devices; raises with the reason when discovery failed, or
+    in a child forked after the parent used the device."""
     _C._init()
     if _C._device_count() == 0:
         raise RuntimeError(_INSTALL_HINT)

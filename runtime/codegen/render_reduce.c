@@ -310,7 +310,9 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
          * accumulator, when every input is contiguous along the run. The
          * lanes break the add chain and let the compiler vectorise them
          * (a fused relu-backward bias gradient ran 4x slower without). */
-        tocl_text_put(&t, "                if (");
+        /* A prologue over no inputs (a recorded fill: torch.ones(n).sum())
+         * has nothing to test: the lanes always apply. */
+        tocl_text_put(&t, "                if (%s", nin ? "" : "1");
         for (int k = 0; k < nin; k++)
             tocl_text_put(&t, "%si%d_rs%d == 1", k ? " && " : "", k, L);
         tocl_text_put(&t, ") {\n                    A y = 0;\n                    long k = 0;\n"

@@ -217,6 +217,7 @@ static tocl_status discover(void) {
 }
 
 static void init_once(void) {
+    tocl_fork_note_used(); /* from here on a forked child must not call the driver */
     g_status = discover();
     if (g_status != TOCL_OK) {
         snprintf(g_msg, sizeof g_msg, "%s", tocl_last_error());
@@ -225,6 +226,7 @@ static void init_once(void) {
 }
 
 tocl_status tocl_init(void) {
+    TOCL_TRY(tocl_fork_check());
     pthread_once(&g_once, init_once);
     if (g_status != TOCL_OK)
         return tocl_fail(g_status, "%s", g_msg); /* the message is thread-local: set it here too */
@@ -232,6 +234,8 @@ tocl_status tocl_init(void) {
 }
 
 int tocl_device_count(void) {
+    if (tocl_in_bad_fork())
+        return g_count; /* known from the parent's discovery; asks no driver */
     return tocl_init() == TOCL_OK ? g_count : 0;
 }
 

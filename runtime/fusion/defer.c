@@ -32,6 +32,12 @@ static atomic_int g_mode = -1;       /* -1: not read from the environment yet */
 static atomic_long g_pending;        /* records over all devices: the hooks' fast check */
 static atomic_int g_sync_build;
 static _Thread_local int tl_flushing;
+/* TORCH_OCL_STRICT_BUILDS: a merged kernel of this thread's flush failed to
+ * build. Its ops ran one kernel each, as without the switch, and the flush
+ * reports the failure once it has run everything (so no recorded op is
+ * lost and the process goes on). */
+static _Thread_local int tl_build_failed;
+static _Thread_local char tl_build_msg[8192];
 
 static struct {
     atomic_uint_least64_t ops_recorded, flushes, graphs, fused, kernels, separately, elided, hits, misses, reductions, inlined;
@@ -506,6 +512,10 @@ tocl_status tocl_defer_run_group(int dev, int stream, d_rec *recs, const d_group
         tocl_trace_launch_end();
         if (s != TOCL_OK && must_merge)
             return s;
+        if (s == TOCL_E_BUILD && tocl_strict_builds() && !tl_build_failed) {
+            tl_build_failed = 1; /* a merged graph that does not compile is a bug: said after the flush */
+            snprintf(tl_build_msg, sizeof tl_build_msg, "%s", tocl_last_error());
+        }
         if (s != TOCL_OK)
             launched = 0; /* a merged graph the device refuses: run the ops one by one */
         atomic_fetch_add(launched ? &st.hits : &st.misses, 1);
@@ -561,6 +571,9 @@ static tocl_status finish_flush(d_dev *d, int dev, int stream, int n, int kept, 
     for (int i = 0; i < kept; i++)
         tocl_defer_index_outputs(d, stream, i);
     tl_flushing = 0;
+    if (rc == TOCL_OK && tl_build_failed)
+        rc = tocl_fail(TOCL_E_BUILD, "%s", tl_build_msg);
+    tl_build_failed = 0;
     if (rc != TOCL_OK)
         tocl_error_context("running %d deferred elementwise ops (fused eager mode) on device %d stream %d", n - kept,
                            dev, stream);

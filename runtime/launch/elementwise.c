@@ -226,7 +226,7 @@ tocl_status tocl_ew_launch(int dev, int stream, const tocl_ir_graph *g, const to
     uint64_t h = tocl_ir_hash(g, layout);
     tocl_kernel_entry *e = NULL;
     if (mode == TOCL_EW_ASYNC) {
-        e = tocl_kernels_get_async(&ew_kind, dev, &key, h);
+        TOCL_TRY(tocl_kernels_get_async(&ew_kind, dev, &key, h, &e));
         if (!e || !e->kernel)
             return TOCL_OK; /* being built, or failed to build: the caller runs the ops one by one */
     } else {

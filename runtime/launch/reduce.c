@@ -86,15 +86,22 @@ static const red_key *make_key(const tocl_reduce_desc *d, const tocl_ir_graph *g
     return &k;
 }
 
-int tocl_reduce_kernel_ready(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
-                             const tocl_dtype *od, int kr, int rr, int sync) {
+tocl_status tocl_reduce_kernel_ready(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
+                                     const tocl_dtype *od, int kr, int rr, int sync, int *ready) {
     uint64_t h;
     const red_key *k = make_key(d, g, n_out, od, kr, rr, &h);
     tocl_kernel_entry *e;
-    if (sync)
-        return tocl_kernels_get(&red_kind, dev, k, h, &e) == TOCL_OK;
-    e = tocl_kernels_get_async(&red_kind, dev, k, h);
-    return e && e->kernel;
+    *ready = 0;
+    if (sync) {
+        tocl_status s = tocl_kernels_get(&red_kind, dev, k, h, &e);
+        *ready = s == TOCL_OK;
+        /* A fused prologue that does not build is a code generator bug:
+         * said under strict builds, otherwise the unfused reduction runs. */
+        return s == TOCL_OK || !tocl_strict_builds() ? TOCL_OK : s;
+    }
+    TOCL_TRY(tocl_kernels_get_async(&red_kind, dev, k, h, &e));
+    *ready = e && e->kernel;
+    return TOCL_OK;
 }
 
 /* Arg-reductions number reduced positions in logical order, so their

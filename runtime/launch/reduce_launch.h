@@ -26,10 +26,12 @@ tocl_status tocl_reduce_check(int dev, const tocl_reduce_desc *d, int n_out, con
 void tocl_reduce_collapse(tocl_red_space *sp, const tocl_reduce_desc *d, int n_out, const tocl_tensor *outs, int n_in,
                           const tocl_tensor *ins);
 
-/* 1 if the kernel for (d, g, dtypes, ranks) is built. If it is not: built
- * now when `sync`, else asked of the background builder (0 returned). */
-int tocl_reduce_kernel_ready(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
-                             const tocl_dtype *od, int kr, int rr, int sync);
+/* *ready = 1 if the kernel for (d, g, dtypes, ranks) is built. If it is
+ * not: built now when `sync`, else asked of the background builder
+ * (*ready = 0). Fails only under TORCH_OCL_STRICT_BUILDS, when the kernel
+ * (or an earlier background build) failed to build. */
+tocl_status tocl_reduce_kernel_ready(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
+                                     const tocl_dtype *od, int kr, int rr, int sync, int *ready);
 
 /* Operands some of which were resolved already: inputs [0, n) use
  * bufs/offs (a fused prologue's recorded inputs, whose tensors may be dead). */

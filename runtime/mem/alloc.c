@@ -329,7 +329,9 @@ static tocl_status mark_streams(mem_block *b) {
 }
 
 tocl_status tocl_mem_free(tocl_addr addr) {
-    if (!addr)
+    /* In a forked child the block is the parent's (and the allocator's lock
+     * may have been held by a thread that did not survive the fork). */
+    if (!addr || tocl_in_bad_fork())
         return TOCL_OK;
     pthread_mutex_lock(&tocl_mem_lock);
     mem_block *b = mem_block_find(addr);

@@ -102,6 +102,7 @@ tocl_status tocl_host_alloc(size_t nbytes, void **out) {
     if (!out)
         return tocl_fail(TOCL_E_INVALID, "tocl_host_alloc: out is NULL");
     *out = NULL;
+    TOCL_TRY(tocl_fork_check()); /* its bookkeeping waits on the parent's copy events */
     if (nbytes == 0)
         return TOCL_OK;
     void *p = NULL;
@@ -140,7 +141,7 @@ tocl_status tocl_host_alloc(size_t nbytes, void **out) {
 }
 
 tocl_status tocl_host_free(void *ptr) {
-    if (!ptr)
+    if (!ptr || tocl_in_bad_fork()) /* a forked child's copy of the parent's block: left alone */
         return TOCL_OK;
     pthread_mutex_lock(&g_mu);
     collect_deferred();

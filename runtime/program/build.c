@@ -1,5 +1,6 @@
 /* build.c - compile OpenCL programs for one device, and turn failures into readable messages. */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,20 +101,56 @@ static tocl_status build_failure(cl_program prog, int dev, cl_int err, const cha
     return s;
 }
 
-tocl_status tocl_build_from_source(int dev, const char *source, const char *options, cl_program *out) {
+static atomic_int g_inject; /* builds still to fail on purpose (tests) */
+
+void tocl_program_inject_build_failures(int n) { atomic_store(&g_inject, n > 0 ? n : 0); }
+
+/* Take one injected failure, if any is left. */
+static int take_injected(void) {
+    int n = atomic_load(&g_inject);
+    while (n > 0 && !atomic_compare_exchange_weak(&g_inject, &n, n - 1))
+        ;
+    return n > 0;
+}
+
+#define INJECTED_LINE "#error \"torch_ocl: build failure injected by a test (tocl_program_inject_build_failures)\"\n"
+
+tocl_status tocl_build_from_source(int dev, const char *source, const char *options, cl_program *out,
+                                   tocl_build_outcome *outcome) {
     cl_device_id id = tocl_dev_id(dev);
+    *outcome = TOCL_BUILD_OK;
+    /* An injected failure is a real one: the driver compiles the source
+     * behind an #error line, so the error carries a genuine build log. */
+    char *injected = NULL;
+    if (take_injected()) {
+        injected = malloc(sizeof INJECTED_LINE + strlen(source));
+        if (!injected)
+            return tocl_fail(TOCL_E_OOM, "out of host memory building a program");
+        memcpy(injected, INJECTED_LINE, sizeof INJECTED_LINE - 1);
+        strcpy(injected + sizeof INJECTED_LINE - 1, source);
+        source = injected;
+    }
     size_t len = strlen(source);
     cl_int err = CL_SUCCESS;
     cl_program prog = clCreateProgramWithSource(tocl_dev_context(dev), 1, &source, &len, &err);
-    TOCL_CL_TRY(err, "clCreateProgramWithSource");
+    if (err != CL_SUCCESS) {
+        free(injected);
+        TOCL_CL_TRY(err, "clCreateProgramWithSource");
+    }
     /* One device only: its context may hold more, and each is built (and
      * cached) separately so they never wait on each other's compiles. */
+    tocl_driver_output_begin();
     err = clBuildProgram(prog, 1, &id, options, NULL, NULL);
+    tocl_driver_output_end();
     if (err != CL_SUCCESS) {
         tocl_status s = build_failure(prog, dev, err, source, options);
         clReleaseProgram(prog);
+        free(injected);
+        *outcome = injected ? TOCL_BUILD_INJECTED
+                   : err == CL_BUILD_PROGRAM_FAILURE ? TOCL_BUILD_COMPILE_ERROR : TOCL_BUILD_OTHER_ERROR;
         return s;
     }
+    free(injected);
     *out = prog;
     return TOCL_OK;
 }
@@ -132,7 +169,9 @@ tocl_status tocl_build_from_binary(int dev, const unsigned char *bin, size_t len
                          tocl_cl_error_name(err), (int)err);
     }
     /* Same options as the source build: some drivers re-link at this step. */
+    tocl_driver_output_begin();
     err = clBuildProgram(prog, 1, &id, options, NULL, NULL);
+    tocl_driver_output_end();
     if (err != CL_SUCCESS) {
         clReleaseProgram(prog);
         return tocl_fail(TOCL_E_OPENCL, "clBuildProgram of the cached binary failed: %s (%d)",

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "program/kernels.h"
+#include "program/program_internal.h"
 
 #define EXIT_BOUND_S 1.0
 
@@ -156,6 +157,8 @@ int tocl_builder_abandon(double seconds) {
     int idle = build_current == NULL;
     pthread_cond_broadcast(&build_done_cv); /* wake tocl_builder_wait: the queue is empty */
     pthread_mutex_unlock(&build_lock);
+    if (!idle)
+        tocl_driver_output_release();
     return idle;
 }
 

@@ -1,5 +1,6 @@
 /* cache.c - the in-memory program table, lookup order (memory, disk, build), stats and kernels. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,14 +9,17 @@
 
 /* One entry per (device index, key). Devices are separate even when their
  * names match: a cl_program is built for one device. An entry with prog ==
- * NULL is being built by some thread; others wait for it instead of
- * compiling the same program again, and the global lock is never held
- * during a build (hundreds of ms) so unrelated lookups stay fast. */
+ * NULL and fail == NULL is being built by some thread; others wait for it
+ * instead of compiling the same program again, and the global lock is never
+ * held during a build (hundreds of ms) so unrelated lookups stay fast. An
+ * entry with `fail` is a source the compiler refused: every later lookup
+ * gets the same error without compiling again (as from a .fail file). */
 typedef struct entry {
     struct entry *next;
     int dev;
     tocl_program_key key;
     cl_program prog;
+    char *fail; /* the error message of a remembered compile error */
 } entry;
 
 #define NBUCKETS 1024 /* programs number in the hundreds; chains stay short */
@@ -45,9 +49,31 @@ static void unlink_entry(entry *target) {
 }
 
 
-/* Disk, then source. Runs without the lock; only the counters take it. */
+static void count(uint64_t *counter) {
+    pthread_mutex_lock(&g_lock);
+    (*counter)++;
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* Said once per process: every later program would say it again. */
+static atomic_int g_unwritable_noted;
+
+static void note_unwritable(const char *dir, const char *why) {
+    if (!atomic_exchange(&g_unwritable_noted, 1))
+        tocl_warn("cannot write to the program cache %s (%s); programs are kept in memory for this process and "
+                  "built again by the next one", dir, why);
+}
+
+/* The message a remembered failure is reported with. */
+static tocl_status known_failure(const char *msg, const char *where) {
+    return tocl_fail(TOCL_E_BUILD, "%s\n(a known build failure, remembered %s; `python -m torch_ocl cache clear` "
+                     "forgets it)", msg, where);
+}
+
+/* Disk, then source. Runs without the lock; only the counters take it.
+ * On a compile error *fail gets the message to remember (malloc'd). */
 static tocl_status load_or_build(int dev, tocl_program_key key, const char *source, const char *opts,
-                                 cl_program *out) {
+                                 cl_program *out, char **fail) {
     const char *devname = tocl_dev_props(dev)->name;
     char dir[4096], hex[TOCL_PROGRAM_KEY_HEX], why[512];
     tocl_program_key_hex(key, hex);
@@ -56,7 +82,7 @@ static tocl_status load_or_build(int dev, tocl_program_key key, const char *sour
         unsigned char *bin = NULL;
         size_t len = 0;
         double t0 = tocl_program_now();
-        tocl_disk_result r = tocl_disk_load(dir, key, &bin, &len, why, sizeof why);
+        tocl_disk_result r = tocl_disk_load(dir, key, TOCL_DISK_BINARY, &bin, &len, why, sizeof why);
         if (r == TOCL_DISK_HIT) {
             tocl_status s = tocl_build_from_binary(dev, bin, len, opts, out);
             free(bin);
@@ -71,19 +97,48 @@ static tocl_status load_or_build(int dev, tocl_program_key key, const char *sour
             /* Valid on paper but the driver says no (e.g. a driver update
              * that kept its version string): same treatment as corruption. */
             snprintf(why, sizeof why, "%s", tocl_last_error());
-            tocl_disk_remove(dir, key);
+            tocl_disk_remove(dir, key, TOCL_DISK_BINARY);
             r = TOCL_DISK_REJECT;
         }
         if (r == TOCL_DISK_REJECT) {
-            pthread_mutex_lock(&g_lock);
-            g_stats.disk_rejects++;
-            pthread_mutex_unlock(&g_lock);
+            count(&g_stats.disk_rejects);
             /* Always said: rare, and a planted or damaged file is worth knowing about. */
             tocl_warn("rejected program cache file %s/%s.bin (%s); rebuilding it", dir, hex, why);
         }
+        /* A source an earlier process could not compile. */
+        r = tocl_disk_load(dir, key, TOCL_DISK_FAILURE, &bin, &len, why, sizeof why);
+        if (r == TOCL_DISK_HIT) {
+            char *msg = realloc(bin, len + 1);
+            if (msg) {
+                msg[len] = '\0';
+                count(&g_stats.known_failures);
+                tocl_log(TOCL_LOG_BUILDS, "program %s for %s failed to build in an earlier process", hex, devname);
+                char where[4200];
+                snprintf(where, sizeof where, "in %s/%s.fail", dir, hex);
+                tocl_status s = known_failure(msg, where);
+                *fail = msg;
+                return s;
+            }
+            free(bin);
+        } else if (r == TOCL_DISK_REJECT) {
+            count(&g_stats.disk_rejects);
+            tocl_warn("rejected program cache file %s/%s.fail (%s); building the program again", dir, hex, why);
+        }
     }
     double t0 = tocl_program_now();
-    TOCL_TRY(tocl_build_from_source(dev, source, opts, out));
+    tocl_build_outcome outcome;
+    tocl_status bs = tocl_build_from_source(dev, source, opts, out, &outcome);
+    if (bs != TOCL_OK) {
+        count(&g_stats.build_failures);
+        tocl_log(TOCL_LOG_BUILDS, "program %s for %s failed to build", hex, devname);
+        if (outcome != TOCL_BUILD_COMPILE_ERROR)
+            return bs; /* may pass next time (an injected failure always does) */
+        *fail = strdup(tocl_last_error());
+        if (disk && *fail && tocl_disk_store(dir, key, TOCL_DISK_FAILURE, (const unsigned char *)*fail,
+                                             strlen(*fail), why, sizeof why) != 0)
+            note_unwritable(dir, why);
+        return bs;
+    }
     double dt = tocl_program_now() - t0;
     pthread_mutex_lock(&g_lock);
     g_stats.builds++;
@@ -92,18 +147,17 @@ static tocl_status load_or_build(int dev, tocl_program_key key, const char *sour
     tocl_log(TOCL_LOG_BUILDS, "built program %s for %s in %.2f s", hex, devname, dt);
     if (!disk)
         return TOCL_OK;
-    /* Failures are never cached on disk (we only get here after a
-     * successful build), and a failed write costs only a future rebuild. */
+    /* A failed write costs only a future rebuild. */
     unsigned char *bin = NULL;
     size_t len = 0;
     if (tocl_program_binary(*out, tocl_dev_id(dev), &bin, &len) != TOCL_OK) {
         snprintf(why, sizeof why, "%s", tocl_last_error());
-    } else if (tocl_disk_store(dir, key, bin, len, why, sizeof why) == 0) {
-        pthread_mutex_lock(&g_lock);
-        g_stats.disk_writes++;
-        pthread_mutex_unlock(&g_lock);
+    } else if (tocl_disk_store(dir, key, TOCL_DISK_BINARY, bin, len, why, sizeof why) == 0) {
+        count(&g_stats.disk_writes);
         free(bin);
         return TOCL_OK;
+    } else {
+        note_unwritable(dir, why);
     }
     free(bin);
     tocl_log(TOCL_LOG_CACHE, "could not cache program %s on disk: %s", hex, why);
@@ -132,6 +186,12 @@ tocl_status tocl_program_get(int dev, const char *source, const char *options, c
             pthread_mutex_unlock(&g_lock);
             return TOCL_OK;
         }
+        if (e->fail) {
+            g_stats.known_failures++;
+            tocl_status s = known_failure(e->fail, "in this process");
+            pthread_mutex_unlock(&g_lock);
+            return s;
+        }
         /* Another thread is building it. If that build fails its entry is
          * removed and this thread builds again, so it gets the error message
          * on its own thread (messages are thread-local). */
@@ -150,12 +210,15 @@ tocl_status tocl_program_get(int dev, const char *source, const char *options, c
     pthread_mutex_unlock(&g_lock);
 
     cl_program prog = NULL;
-    tocl_status s = load_or_build(dev, key, source, opts, &prog);
+    char *fail = NULL;
+    tocl_status s = load_or_build(dev, key, source, opts, &prog, &fail);
 
     pthread_mutex_lock(&g_lock);
     if (s == TOCL_OK) {
         e->prog = prog;
         *out = prog;
+    } else if (fail) {
+        e->fail = fail; /* kept: the same source fails the same way */
     } else {
         unlink_entry(e);
         free(e);
@@ -222,7 +285,7 @@ void tocl_program_cache_drop_memory(void) {
         entry **p = &g_table[i];
         while (*p) {
             entry *e = *p;
-            if (e->prog) {
+            if (e->prog || e->fail) {
                 *p = e->next;
                 e->next = dropped;
                 dropped = e;
@@ -234,7 +297,9 @@ void tocl_program_cache_drop_memory(void) {
     pthread_mutex_unlock(&g_lock);
     while (dropped) {
         entry *next = dropped->next;
-        clReleaseProgram(dropped->prog);
+        if (dropped->prog)
+            clReleaseProgram(dropped->prog);
+        free(dropped->fail);
         free(dropped);
         dropped = next;
     }

@@ -20,13 +20,17 @@
  *  16  payload length            u64
  *  24  payload checksum (XXH64)  u64
  *  32  key echo (lo, hi)         2 x u64: a file copied to another key's name is refused
- *  48  payload (CL_PROGRAM_BINARIES for one device) */
+ *  48  payload (CL_PROGRAM_BINARIES for one device)
+ * A build the compiler refused is remembered the same way in <key>.fail,
+ * magic "TOCLERR\0", its payload the error message with the build log, so
+ * later processes report it without compiling again. */
 #define HDR_BYTES 48
 #define MAX_PAYLOAD ((uint64_t)1 << 30) /* no real program binary is this large */
 #define CHECKSUM_SEED 0x636B73756D564531ULL
 #define STALE_TEMP_SECONDS 600 /* older temp files belong to a process that died mid-write */
 
-static const char k_magic[8] = {'T', 'O', 'C', 'L', 'B', 'I', 'N', '\0'};
+static const char k_magic[2][8] = {{'T', 'O', 'C', 'L', 'B', 'I', 'N', '\0'}, {'T', 'O', 'C', 'L', 'E', 'R', 'R', '\0'}};
+static const char *const k_suffix[2] = {".bin", ".fail"};
 
 static void put64(unsigned char *p, uint64_t v) {
     for (int i = 0; i < 8; i++)
@@ -76,13 +80,52 @@ static void mkdir_p(const char *path) {
 
 static atomic_int g_unsafe_noted;
 
+/* A symbolic link on the way to the cache is a place where someone else can
+ * redirect it: refused when it is the cache directory itself, or when a
+ * user other than this one (or root) owns it. A link the user made higher
+ * up (~/.cache -> /data/cache) is the user's choice and is followed. */
+static const char *symlink_problem(const char *dir, char *why, size_t cap) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
+        return "path too long";
+    size_t n = strlen(tmp);
+    while (n > 1 && tmp[n - 1] == '/')
+        tmp[--n] = '\0';
+    for (char *p = tmp + 1;; p++) {
+        int last = *p == '\0';
+        if (*p != '/' && !last)
+            continue;
+        char c = *p;
+        *p = '\0';
+        struct stat st;
+        if (lstat(tmp, &st) == 0 && S_ISLNK(st.st_mode)) {
+            if (last) {
+                snprintf(why, cap, "it is a symbolic link; set TORCH_OCL_CACHE_DIR to the directory it names");
+                return why;
+            }
+            if (st.st_uid != getuid() && st.st_uid != 0) {
+                snprintf(why, cap, "%s on its path is a symbolic link owned by another user (uid %u)", tmp,
+                         (unsigned)st.st_uid);
+                return why;
+            }
+        }
+        if (last)
+            break;
+        *p = c;
+    }
+    return NULL;
+}
+
 int tocl_disk_dir(char *dir, size_t cap) {
     if (tocl_env_flag("TORCH_OCL_CACHE_DISABLE") || resolve_path(dir, cap) != 0)
         return -1;
     mkdir_p(dir);
     struct stat st;
-    const char *why = NULL;
-    if (stat(dir, &st) != 0)
+    char linkwhy[4400];
+    const char *why = symlink_problem(dir, linkwhy, sizeof linkwhy);
+    if (why)
+        ;
+    else if (stat(dir, &st) != 0)
         why = strerror(errno);
     else if (!S_ISDIR(st.st_mode))
         why = "not a directory";
@@ -100,16 +143,23 @@ int tocl_disk_dir(char *dir, size_t cap) {
     return -1;
 }
 
-static void entry_path(char *buf, size_t cap, const char *dir, tocl_program_key key) {
+static void entry_path(char *buf, size_t cap, const char *dir, tocl_program_key key, tocl_disk_kind kind) {
     char hex[TOCL_PROGRAM_KEY_HEX];
     tocl_program_key_hex(key, hex);
-    snprintf(buf, cap, "%s/%s.bin", dir, hex);
+    snprintf(buf, cap, "%s/%s%s", dir, hex, k_suffix[kind]);
 }
 
-void tocl_disk_remove(const char *dir, tocl_program_key key) {
+/* Whatever is at path goes: a file, or an empty directory planted in its
+ * place (a directory with contents stays, and the write beside it fails). */
+static void remove_entry(const char *path) {
+    if (unlink(path) != 0 && (errno == EISDIR || errno == EPERM))
+        rmdir(path);
+}
+
+void tocl_disk_remove(const char *dir, tocl_program_key key, tocl_disk_kind kind) {
     char path[4200];
-    entry_path(path, sizeof path, dir, key);
-    unlink(path);
+    entry_path(path, sizeof path, dir, key, kind);
+    remove_entry(path);
 }
 
 static int read_all(int fd, unsigned char *buf, size_t len) {
@@ -132,14 +182,14 @@ static tocl_disk_result reject(const char *path, int fd, unsigned char *buf, cha
     if (fd >= 0)
         close(fd);
     free(buf);
-    unlink(path); /* the rebuild writes a fresh file; until then nobody trusts this one */
+    remove_entry(path); /* the rebuild writes a fresh file; until then nobody trusts this one */
     return TOCL_DISK_REJECT;
 }
 
-tocl_disk_result tocl_disk_load(const char *dir, tocl_program_key key, unsigned char **bin,
+tocl_disk_result tocl_disk_load(const char *dir, tocl_program_key key, tocl_disk_kind kind, unsigned char **bin,
                                 size_t *len, char *why, size_t why_cap) {
     char path[4200];
-    entry_path(path, sizeof path, dir, key);
+    entry_path(path, sizeof path, dir, key, kind);
     /* O_NOFOLLOW: a symlink could point at anything; O_NONBLOCK: a planted
      * FIFO must not hang the process before fstat says it is not a file. */
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -166,7 +216,7 @@ tocl_disk_result tocl_disk_load(const char *dir, tocl_program_key key, unsigned 
     close(fd);
     fd = -1;
     uint64_t payload = get64(buf + 16);
-    if (memcmp(buf, k_magic, 8) != 0)
+    if (memcmp(buf, k_magic[kind], 8) != 0)
         return reject(path, fd, buf, why, why_cap, "bad magic");
     if (get64(buf + 8) != (uint64_t)TOCL_CACHE_FORMAT_VERSION) /* version and reserved word */
         return reject(path, fd, buf, why, why_cap, "other format version");
@@ -196,14 +246,14 @@ static int write_all(int fd, const unsigned char *p, size_t len) {
     return 0;
 }
 
-int tocl_disk_store(const char *dir, tocl_program_key key, const unsigned char *bin, size_t len,
-                    char *why, size_t why_cap) {
+int tocl_disk_store(const char *dir, tocl_program_key key, tocl_disk_kind kind, const unsigned char *bin,
+                    size_t len, char *why, size_t why_cap) {
     char hex[TOCL_PROGRAM_KEY_HEX], tmp[4200], path[4200];
     tocl_program_key_hex(key, hex);
     snprintf(tmp, sizeof tmp, "%s/%s.tmp.XXXXXX", dir, hex);
-    entry_path(path, sizeof path, dir, key);
+    entry_path(path, sizeof path, dir, key, kind);
     unsigned char hdr[HDR_BYTES];
-    memcpy(hdr, k_magic, 8);
+    memcpy(hdr, k_magic[kind], 8);
     put64(hdr + 8, (uint64_t)TOCL_CACHE_FORMAT_VERSION);
     put64(hdr + 16, (uint64_t)len);
     put64(hdr + 24, tocl_hash_xxh64(bin, len, CHECKSUM_SEED));
@@ -234,7 +284,7 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* Walk the cache directory: count *.bin files (and remove them if `clear`);
+/* Walk the cache directory: count *.bin and *.fail files (and remove them if `clear`);
  * with `clear`, also remove temp files left by processes that died. */
 static tocl_status walk(int clear, uint64_t *files, uint64_t *bytes) {
     char dir[4096];
@@ -250,7 +300,7 @@ static tocl_status walk(int clear, uint64_t *files, uint64_t *bytes) {
     time_t now = time(NULL);
     struct dirent *e;
     while ((e = readdir(d))) {
-        int is_bin = ends_with(e->d_name, ".bin"), is_tmp = strstr(e->d_name, ".tmp.") != NULL;
+        int is_bin = ends_with(e->d_name, ".bin") || ends_with(e->d_name, ".fail"), is_tmp = strstr(e->d_name, ".tmp.") != NULL;
         if (!is_bin && !is_tmp)
             continue;
         char path[4400];

@@ -76,17 +76,42 @@ static tocl_kernel_entry *insert(tocl_kernel_entry *e) {
         if (e->kernel)
             clReleaseKernel(e->kernel);
         pthread_mutex_destroy(&e->lock);
+        free(e->fail);
         free(e);
         return won;
     }
     return e;
 }
 
+int tocl_strict_builds(void) { return tocl_env_flag("TORCH_OCL_STRICT_BUILDS"); }
+
+/* Under TORCH_OCL_STRICT_BUILDS, the first background failure not yet
+ * reported to any caller (malloc'd message), and what it was. */
+static _Atomic(char *) g_pending;
+
+static tocl_status failed(const tocl_kernel_entry *e) {
+    return tocl_fail(TOCL_E_BUILD, "a generated %s kernel failed to build on the background thread "
+                     "(TORCH_OCL_STRICT_BUILDS=1 makes this an error; without it the ops run unfused):\n%s",
+                     e->kind->what, e->fail ? e->fail : "(no message)");
+}
+
+/* Strict builds: report a background failure nobody has seen yet. */
+static tocl_status take_pending(void) {
+    if (!atomic_load_explicit(&g_pending, memory_order_relaxed))
+        return TOCL_OK;
+    char *msg = atomic_exchange(&g_pending, NULL);
+    if (!msg)
+        return TOCL_OK;
+    tocl_status s = tocl_fail(TOCL_E_BUILD, "%s", msg);
+    free(msg);
+    return s;
+}
+
 tocl_status tocl_kernels_get(tocl_kernel_kind *kind, int dev, const void *key, uint64_t hash,
                              tocl_kernel_entry **out) {
     tocl_kernel_entry *e = tocl_kernels_find(kind, dev, key, hash);
     if (e && !e->kernel)
-        return tocl_fail(TOCL_E_BUILD, "this %s kernel failed to build on the background thread", kind->what);
+        return failed(e);
     if (e) {
         *out = e;
         return TOCL_OK;
@@ -119,15 +144,39 @@ static void build_job(const void *job) {
         return;
     /* Remembered as failed, so the caller's fallback (the ops one kernel
      * each, a reduction with its own prologue) runs without asking again. */
+    char *msg = strdup(tocl_last_error());
+    tocl_log(TOCL_LOG_BUILDS, "a generated %s kernel failed to build on the background thread: %s", h->kind->what,
+             msg ? msg : "");
     e = entry_new(h->kind, h->dev, JOB_KEY(job), h->hash, NULL);
-    if (e)
-        insert(e);
+    if (e) {
+        e->fail = msg;
+        if (insert(e) != e)
+            return; /* another thread's entry won; msg went with ours */
+        if (tocl_strict_builds()) {
+            tocl_status s = failed(e);
+            (void)s;
+            char *pending = strdup(tocl_last_error()), *none = NULL;
+            if (pending && !atomic_compare_exchange_strong(&g_pending, &none, pending))
+                free(pending); /* one is waiting already: the first is reported */
+        }
+    } else {
+        free(msg);
+    }
 }
 
-tocl_kernel_entry *tocl_kernels_get_async(tocl_kernel_kind *kind, int dev, const void *key, uint64_t hash) {
+tocl_status tocl_kernels_get_async(tocl_kernel_kind *kind, int dev, const void *key, uint64_t hash,
+                                   tocl_kernel_entry **out) {
+    *out = NULL;
+    /* The environment is read only on a failure: this runs at every flush. */
+    if (atomic_load_explicit(&g_pending, memory_order_relaxed) && tocl_strict_builds())
+        TOCL_TRY(take_pending());
     tocl_kernel_entry *e = tocl_kernels_find(kind, dev, key, hash);
-    if (e)
-        return e;
+    if (e && !e->kernel && tocl_strict_builds())
+        return failed(e);
+    if (e) {
+        *out = e;
+        return TOCL_OK;
+    }
     size_t off = JOB_KEY_OFF;
     size_t size = off + kind->key_size;
     /* The builder copies the job; this buffer only carries it there. */
@@ -136,7 +185,7 @@ tocl_kernel_entry *tocl_kernels_get_async(tocl_kernel_kind *kind, int dev, const
     if (cap < size) {
         unsigned char *nb = realloc(buf, size);
         if (!nb)
-            return NULL; /* no memory for the job: the caller's fallback runs, and asks again later */
+            return TOCL_OK; /* no memory for the job: the caller's fallback runs, and asks again later */
         buf = nb;
         cap = size;
     }
@@ -147,7 +196,7 @@ tocl_kernel_entry *tocl_kernels_get_async(tocl_kernel_kind *kind, int dev, const
     h->hash = hash;
     memcpy(buf + off, key, kind->key_size);
     tocl_build_async(build_job, buf, size, hash);
-    return NULL;
+    return TOCL_OK;
 }
 
 /* Measured on PoCL (16M float add): 1024 work-items per group was 5-10%

@@ -37,6 +37,7 @@ typedef struct tocl_kernel_entry {
     int dev;
     uint64_t hash;
     cl_kernel kernel;     /* NULL: a background build failed; remembered, not retried */
+    char *fail;           /* that failure's message (the build log) */
     size_t local;         /* tocl_kernel_local_size: the group size of 1-D launches */
     pthread_mutex_t lock; /* clSetKernelArg + enqueue must not interleave between threads */
     const void *key;      /* the entry's own copy */
@@ -51,9 +52,12 @@ tocl_kernel_entry *tocl_kernels_find(tocl_kernel_kind *kind, int dev, const void
 tocl_status tocl_kernels_get(tocl_kernel_kind *kind, int dev, const void *key, uint64_t hash,
                              tocl_kernel_entry **out);
 
-/* The entry if it is cached (its kernel may be NULL: a failed build);
- * otherwise NULL, and the background builder is asked to make it. */
-tocl_kernel_entry *tocl_kernels_get_async(tocl_kernel_kind *kind, int dev, const void *key, uint64_t hash);
+/* *out: the entry if it is cached (its kernel may be NULL: a failed build);
+ * otherwise NULL, and the background builder is asked to make it. Fails
+ * only under TORCH_OCL_STRICT_BUILDS: with this key's remembered failure,
+ * or with an earlier background failure no caller has been told of. */
+tocl_status tocl_kernels_get_async(tocl_kernel_kind *kind, int dev, const void *key, uint64_t hash,
+                                   tocl_kernel_entry **out);
 
 /* FNV-1a over bytes, to hash keys (h: the running hash, or 0 to start). */
 uint64_t tocl_kernels_hash_bytes(uint64_t h, const void *p, size_t n);

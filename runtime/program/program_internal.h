@@ -10,7 +10,14 @@
 
 /* build.c: compile for one device in that device's context. On failure the
  * thread's message holds the build log and the first lines of the source. */
-tocl_status tocl_build_from_source(int dev, const char *source, const char *options, cl_program *out);
+typedef enum tocl_build_outcome {
+    TOCL_BUILD_OK = 0,
+    TOCL_BUILD_COMPILE_ERROR, /* the compiler refused the source: the same every time, worth remembering */
+    TOCL_BUILD_OTHER_ERROR,   /* out of memory, bad options, ...: may pass next time */
+    TOCL_BUILD_INJECTED       /* a test asked for it (tocl_program_inject_build_failures) */
+} tocl_build_outcome;
+tocl_status tocl_build_from_source(int dev, const char *source, const char *options, cl_program *out,
+                                   tocl_build_outcome *outcome);
 /* Returns TOCL_OK or a failure status with a message; never leaves a program
  * behind on failure. A binary the driver refuses is a disk reject, not an error. */
 tocl_status tocl_build_from_binary(int dev, const unsigned char *bin, size_t len, const char *options,
@@ -29,16 +36,29 @@ typedef enum tocl_disk_result {
     TOCL_DISK_REJECT = 2 /* a file existed but failed validation; it was removed */
 } tocl_disk_result;
 
-/* Read and validate <dir>/<key>.bin; `why` (if not NULL) names the reason
- * for a reject. The payload still has to pass the driver's own check. */
-tocl_disk_result tocl_disk_load(const char *dir, tocl_program_key key, unsigned char **bin,
+/* What a file holds: a program binary (<key>.bin) or the error message of
+ * a build the compiler refused (<key>.fail). */
+typedef enum tocl_disk_kind { TOCL_DISK_BINARY = 0, TOCL_DISK_FAILURE = 1 } tocl_disk_kind;
+
+/* Read and validate <dir>/<key>.bin or .fail; `why` (if not NULL) names the
+ * reason for a reject. A binary still has to pass the driver's own check. */
+tocl_disk_result tocl_disk_load(const char *dir, tocl_program_key key, tocl_disk_kind kind, unsigned char **bin,
                                 size_t *len, char *why, size_t why_cap);
 /* Write atomically (temp file + rename). Returns 0 on success; a failure is
  * only logged by the caller, never fatal: the program is already built. */
-int tocl_disk_store(const char *dir, tocl_program_key key, const unsigned char *bin, size_t len,
-                    char *why, size_t why_cap);
-/* Remove <dir>/<key>.bin (after the driver refused its payload). */
-void tocl_disk_remove(const char *dir, tocl_program_key key);
+int tocl_disk_store(const char *dir, tocl_program_key key, tocl_disk_kind kind, const unsigned char *bin,
+                    size_t len, char *why, size_t why_cap);
+/* Remove <dir>/<key>.bin or .fail (after the driver refused its payload). */
+void tocl_disk_remove(const char *dir, tocl_program_key key, tocl_disk_kind kind);
+
+/* driver_output.c: around every clBuildProgram. Between the first begin
+ * and the last end, fd 2 is an anonymous file; the compiler's summary lines
+ * are dropped from it, anything else is passed on to stderr. */
+void tocl_driver_output_begin(void);
+void tocl_driver_output_end(void);
+/* At exit, with a build still in the driver: give fd 2 back now, so what
+ * the process writes while it ends reaches the terminal. */
+void tocl_driver_output_release(void);
 
 /* Seconds on a monotonic clock. */
 double tocl_program_now(void);

@@ -63,7 +63,7 @@ tocl_status tocl_event_create(tocl_event **out) {
 }
 
 void tocl_event_destroy(tocl_event *e) {
-    if (!e)
+    if (!e || tocl_in_bad_fork()) /* the driver is unusable in a forked child: leak it */
         return;
     if (e->ev)
         clReleaseEvent(e->ev);

@@ -7,6 +7,7 @@
 
 #include "tocl_test.h"
 #include "tocl/ir.h"
+#include "tocl/reduce.h"
 #include "codegen/ir_internal.h"
 
 static char text[1 << 16];
@@ -222,7 +223,78 @@ static void test_layout(void) {
     CHECK(strstr(text, "long x_o0 = o0_off + gid * o0_st0;") != NULL);
 }
 
+/* Text that no OpenCL C compiler accepts, whatever the device: an empty
+ * condition or operand list ("if ()", "( &&", "&& )", ", )") or unbalanced
+ * brackets. NULL if none; else where it starts. */
+static const char *malformed(const char *s) {
+    int depth[3] = {0, 0, 0};
+    for (const char *p = s; *p; p++) {
+        const char *q = p + 1;
+        while (*q == ' ' || *q == '\n')
+            q++;
+        if (*p == '(' && *q == ')' && ((p - s >= 3 && !strncmp(p - 3, "if ", 3)) ||
+                                       (p - s >= 6 && !strncmp(p - 6, "while ", 6))))
+            return p;
+        if (*p == '(' && (!strncmp(q, "&&", 2) || !strncmp(q, "||", 2) || *q == ','))
+            return p;
+        if (!strncmp(p, "&&", 2) || !strncmp(p, "||", 2)) {
+            const char *r = p + 2;
+            while (*r == ' ' || *r == '\n')
+                r++;
+            if (*r == ')')
+                return p;
+        }
+        if (*p == ',' && *q == ')')
+            return p;
+        int k = *p == '(' || *p == ')' ? 0 : *p == '[' || *p == ']' ? 1 : *p == '{' || *p == '}' ? 2 : -1;
+        if (k >= 0 && (depth[k] += (*p == '(' || *p == '[' || *p == '{') ? 1 : -1) < 0)
+            return p;
+    }
+    return depth[0] || depth[1] || depth[2] ? s : NULL;
+}
+
+/* Reductions over prologues of 0, 1 and 2 inputs, every kind, kept rank
+ * 0-2 and reduced rank 1-2. Fused eager makes a zero-input prologue from a
+ * recorded fill (torch.ones(3, device="ocl").sum()): its lane-sum test once
+ * rendered as "if () {", which the driver refused on every process. */
+static char red_text[1 << 18];
+static void test_reduce_prologue_inputs(void) {
+    static const tocl_dtype od[2] = {TOCL_F32, TOCL_I64};
+    int rendered = 0;
+    for (int nin = 0; nin <= 2; nin++) {
+        tocl_ir_graph g;
+        tocl_ir_init(&g);
+        int v = tocl_ir_scalar(&g, TOCL_F32); /* the fill value */
+        for (int k = 0; k < nin; k++)
+            v = tocl_ir_binary(&g, TOCL_IR_ADD, TOCL_F32, v, tocl_ir_input(&g, TOCL_F32));
+        tocl_ir_output(&g, v, TOCL_F32);
+        for (int kind = 0; kind < TOCL_REDUCE_KIND_COUNT; kind++)
+            for (int kr = 0; kr <= 2; kr++)
+                for (int rr = 1; rr <= 2; rr++) {
+                    int arg = kind == TOCL_REDUCE_ARGMAX || kind == TOCL_REDUCE_ARGMIN;
+                    tocl_reduce_desc d = {(tocl_reduce_kind)kind,
+                                          kind == TOCL_REDUCE_ANY || kind == TOCL_REDUCE_ALL ? TOCL_BOOL : TOCL_F32,
+                                          TOCL_REDUCE_MAP_NONE, TOCL_REDUCE_FINAL_NONE, 0, 0, &g, 0};
+                    CHECK_OK(tocl_reduce_render(&d, &g, arg ? 2 : 1, od, kr, rr, red_text, sizeof red_text));
+                    const char *bad = malformed(red_text);
+                    if (bad)
+                        fprintf(stderr, "malformed reduction text (kind %d, %d inputs, kr %d, rr %d) at: %.60s\n",
+                                kind, nin, kr, rr, bad);
+                    CHECK(bad == NULL);
+                    rendered++;
+                }
+    }
+    CHECK(rendered == 3 * TOCL_REDUCE_KIND_COUNT * 6);
+    /* The checker itself catches what it is for. */
+    CHECK(malformed("    if () {\n    }") != NULL);
+    CHECK(malformed("if (a && ) x;") != NULL);
+    CHECK(malformed("f(a, );") != NULL);
+    CHECK(malformed("{ (a) ") != NULL);
+    CHECK(malformed("if (1) { f(a, b); }") == NULL);
+}
+
 int main(void) {
+    test_reduce_prologue_inputs();
     test_builders();
     test_layout();
     test_validate();

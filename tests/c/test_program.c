@@ -180,11 +180,20 @@ static void test_build_failure(void) {
     CHECK(!strncmp(msg, head, strlen(head)));
     CHECK(strstr(msg, "undefined_identifier_xyz") != NULL); /* from the log and the source excerpt */
     CHECK(strstr(msg, "2| __kernel void broken") != NULL);
-    /* Failures are not cached: not on disk, not in memory (a retry fails the same way). */
+    /* A compile error is remembered, in memory and as one .fail file beside
+     * the binaries: a retry (here, or in a later process) reports the same
+     * log without compiling again. */
     tocl_cache_info(&after, NULL);
-    CHECK(after == before);
+    CHECK(after == before + 1);
+    CHECK(stats().build_failures == 1 && stats().known_failures == 0 && stats().builds == 0);
     CHECK_STATUS(tocl_program_prepare(0, bad, "", "broken"), TOCL_E_BUILD);
-    CHECK(stats().disk_writes == 0);
+    CHECK(strstr(tocl_last_error(), "undefined_identifier_xyz") != NULL);
+    CHECK(strstr(tocl_last_error(), "known build failure") != NULL);
+    CHECK(stats().build_failures == 1 && stats().known_failures == 1 && stats().disk_writes == 0);
+    tocl_program_cache_drop_memory(); /* as a new process: the .fail file answers */
+    CHECK_STATUS(tocl_program_prepare(0, bad, "", "broken"), TOCL_E_BUILD);
+    CHECK(strstr(tocl_last_error(), "undefined_identifier_xyz") != NULL && strstr(tocl_last_error(), ".fail") != NULL);
+    CHECK(stats().build_failures == 1 && stats().known_failures == 2);
     /* Bad build options are the caller's mistake. */
     CHECK_STATUS(tocl_program_prepare(0, make_source("opts", 0.0f), "-not-an-option-xyz", "opts"),
                  TOCL_E_INVALID);
@@ -192,6 +201,56 @@ static void test_build_failure(void) {
     const char *good = make_source("after_failure", 4.0f);
     CHECK_OK(tocl_program_prepare(0, good, "", "after_failure"));
     CHECK(run_kernel(0, good, "after_failure", 4.0f));
+}
+
+/* The compiler's own stderr line ("1 error generated.") never reaches the
+ * process's stderr; other output written meanwhile does, and fd 2 is back
+ * where it was. */
+static void test_driver_output_kept_off_stderr(void) {
+    char path[] = "/tmp/tocl_test_stderr_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    char src[256];
+    snprintf(src, sizeof src, "/* %d-%ld */\n__kernel void quiet(__global int *x) { if () {} }\n", (int)getpid(),
+             (long)time(NULL));
+    tocl_status s = tocl_program_prepare(0, src, "", "quiet");
+    fprintf(stderr, "still here\n");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    CHECK(s == TOCL_E_BUILD);
+    CHECK(strstr(tocl_last_error(), "expected expression") != NULL); /* the log carries the diagnosis */
+    char out[4096] = {0};
+    ssize_t n = pread(fd, out, sizeof out - 1, 0);
+    close(fd);
+    unlink(path);
+    CHECK(n > 0 && strstr(out, "still here") != NULL);
+    CHECK(strstr(out, "generated") == NULL);
+    if (strstr(out, "generated"))
+        fprintf(stderr, "driver output reached stderr: %s\n", out);
+}
+
+/* A test switch makes the next build fail with a real build log; nothing
+ * is remembered, and the next build of the same source works. */
+static void test_injected_failure(void) {
+    const char *good = make_source("injected", 5.0f);
+    uint64_t before = 0, after = 0;
+    tocl_cache_info(&before, NULL);
+    tocl_program_stats_reset();
+    tocl_program_inject_build_failures(1);
+    CHECK_STATUS(tocl_program_prepare(0, good, "", "injected"), TOCL_E_BUILD);
+    CHECK(strstr(tocl_last_error(), "build failure injected by a test") != NULL);
+    CHECK(strstr(tocl_last_error(), "OpenCL program build failed") != NULL);
+    tocl_cache_info(&after, NULL);
+    CHECK(after == before && stats().build_failures == 1);
+    CHECK_OK(tocl_program_prepare(0, good, "", "injected"));
+    CHECK(run_kernel(0, good, "injected", 5.0f));
+    CHECK(stats().builds == 1 && stats().known_failures == 0);
 }
 
 static void test_two_devices(void) {
@@ -294,6 +353,8 @@ int main(void) {
     test_memory_disk_timing();
     test_kernel_names_and_args();
     test_build_failure();
+    test_driver_output_kept_off_stderr();
+    test_injected_failure();
     test_two_devices();
     test_disable();
     test_threads();

@@ -132,7 +132,7 @@ static void garbage_payload(const char *path, const char *other) {
     for (int i = 0; i < 256; i++)
         junk[i] = (unsigned char)(i * 37 + 11);
     char why[256];
-    CHECK(tocl_disk_store(dir, key, junk, sizeof junk, why, sizeof why) == 0);
+    CHECK(tocl_disk_store(dir, key, TOCL_DISK_BINARY, junk, sizeof junk, why, sizeof why) == 0);
 }
 
 static void test_accepts_readable(void) {
@@ -173,6 +173,125 @@ static void test_unsafe_dir(void) {
     CHECK(stats().disk_writes == 1);
 }
 
+static void empty_directory(const char *path, const char *other) {
+    unlink(path);
+    mkdir(path, 0700);
+}
+
+/* A directory with something in it where the file was: rejected and
+ * rebuilt every time (it cannot be replaced), never loaded. */
+static void test_nonempty_directory(void) {
+    const char *src = make_source("k_dir");
+    char path[4200], inner[4300];
+    path_of(src, path, sizeof path);
+    CHECK_OK(tocl_program_prepare(0, src, "", "k_dir"));
+    tocl_program_cache_drop_memory();
+    unlink(path);
+    mkdir(path, 0700);
+    snprintf(inner, sizeof inner, "%s/x", path);
+    close(open(inner, O_CREAT | O_WRONLY, 0600));
+    for (int round = 1; round <= 2; round++) {
+        tocl_program_stats_reset();
+        CHECK_OK(tocl_program_prepare(0, src, "", "k_dir"));
+        CHECK(stats().disk_rejects == 1 && stats().builds == 1 && stats().disk_hits == 0 && stats().disk_writes == 0);
+        tocl_program_cache_drop_memory();
+    }
+    unlink(inner);
+    rmdir(path);
+}
+
+/* The path of <other>.fail for the source of `other`. */
+static void fail_path_of(const char *src, char *out, size_t cap) {
+    char hex[TOCL_PROGRAM_KEY_HEX];
+    tocl_program_key_hex(tocl_program_key_make(src, "", tocl_dev_props(0)), hex);
+    snprintf(out, cap, "%s/%s.fail", g_dir, hex);
+}
+
+/* A remembered failure is a file like the others: one planted by another
+ * user, or writable by others, is not believed (the program builds). */
+static void test_planted_failure(void) {
+    const char *bad = "/* planted */ __kernel void p(__global int *x) { x[0] = nope; }\n";
+    char bad_fail[4200];
+    fail_path_of(bad, bad_fail, sizeof bad_fail);
+    tocl_program_stats_reset();
+    CHECK_STATUS(tocl_program_prepare(0, bad, "", "p"), TOCL_E_BUILD);
+    struct stat st;
+    CHECK(lstat(bad_fail, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) == 0);
+    for (int c = 0; c < 2; c++) {
+        if (c == 1 && getuid() != 0)
+            break; /* only root can give a file away */
+        const char *good = make_source(c ? "k_fail_owner" : "k_fail_mode");
+        char good_fail[4200];
+        fail_path_of(good, good_fail, sizeof good_fail);
+        char cmd[9000];
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", bad_fail, good_fail);
+        CHECK(system(cmd) == 0);
+        if (c)
+            chown(good_fail, 12345, 12345);
+        else
+            chmod(good_fail, 0666);
+        tocl_program_cache_drop_memory();
+        tocl_program_stats_reset();
+        CHECK_OK(tocl_program_prepare(0, good, "", c ? "k_fail_owner" : "k_fail_mode"));
+        CHECK(stats().disk_rejects == 1 && stats().known_failures == 0 && stats().builds == 1);
+        CHECK(lstat(good_fail, &st) != 0); /* removed */
+    }
+    /* The genuine one is believed: no build. */
+    tocl_program_cache_drop_memory();
+    tocl_program_stats_reset();
+    CHECK_STATUS(tocl_program_prepare(0, bad, "", "p"), TOCL_E_BUILD);
+    CHECK(stats().known_failures == 1 && stats().build_failures == 0);
+}
+
+/* Symbolic links on the cache path: the cache directory itself as a link,
+ * or a link on its path owned by another user, turn the disk cache off. A
+ * link the user owns higher up is followed. */
+static void test_symlinks(void) {
+    char base[4200], link[4300], sub[4400], ownlink[4300];
+    snprintf(base, sizeof base, "%s.links", g_dir);
+    mkdir(base, 0700);
+    snprintf(link, sizeof link, "%s/cache_link", base);
+    unlink(link);
+    CHECK(symlink(g_dir, link) == 0);
+    const char *old = getenv("TORCH_OCL_CACHE_DIR");
+    char saved[4200];
+    snprintf(saved, sizeof saved, "%s", old ? old : "");
+    const char *src = make_source("k_via_link");
+    setenv("TORCH_OCL_CACHE_DIR", link, 1);
+    tocl_program_stats_reset();
+    CHECK_OK(tocl_program_prepare(0, src, "", "k_via_link"));
+    CHECK(stats().builds == 1 && stats().disk_writes == 0 && stats().disk_hits == 0);
+    /* A link to the directory holding the cache, owned by the user: used. */
+    snprintf(ownlink, sizeof ownlink, "%s/parent_link", base);
+    unlink(ownlink);
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s", g_dir);
+    char *slash = strrchr(parent, '/');
+    *slash = '\0';
+    CHECK(symlink(parent, ownlink) == 0);
+    snprintf(sub, sizeof sub, "%s/%s", ownlink, slash + 1);
+    setenv("TORCH_OCL_CACHE_DIR", sub, 1);
+    tocl_program_cache_drop_memory();
+    tocl_program_stats_reset();
+    CHECK_OK(tocl_program_prepare(0, src, "", "k_via_link"));
+    CHECK(stats().builds == 1 && stats().disk_writes == 1);
+    if (getuid() == 0) { /* the same link owned by someone else: refused */
+        CHECK(lchown(ownlink, 12345, 12345) == 0);
+        tocl_program_cache_drop_memory();
+        tocl_program_stats_reset();
+        CHECK_OK(tocl_program_prepare(0, src, "", "k_via_link"));
+        CHECK(stats().builds == 1 && stats().disk_hits == 0 && stats().disk_rejects == 0);
+    }
+    setenv("TORCH_OCL_CACHE_DIR", saved, 1);
+    tocl_program_cache_drop_memory();
+    tocl_program_stats_reset();
+    CHECK_OK(tocl_program_prepare(0, src, "", "k_via_link")); /* the real path: the file written above */
+    CHECK(stats().disk_hits == 1 && stats().builds == 0);
+    unlink(link);
+    unlink(ownlink);
+    rmdir(base);
+}
+
 int main(void) {
     snprintf(g_nonce, sizeof g_nonce, "disk %d-%ld", (int)getpid(), (long)time(NULL));
     CHECK_OK(tocl_cache_dir(g_dir, sizeof g_dir));
@@ -194,6 +313,10 @@ int main(void) {
     expect_reject("payload the driver refuses", "k_junk", garbage_payload);
     if (getuid() == 0) /* only root can give a file away */
         expect_reject("owned by another user", "k_owner", foreign_owner);
+    expect_reject("replaced by an empty directory", "k_emptydir", empty_directory);
+    test_nonempty_directory();
+    test_planted_failure();
+    test_symlinks();
     test_accepts_readable();
     test_unsafe_dir();
     tocl_program_cache_drop_memory();

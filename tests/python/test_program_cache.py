@@ -61,3 +61,96 @@ def test_cli_info_and_clear(tmp_path):
     assert not list(Path(tmp_path).glob("*.bin"))
     out = _run(tmp_path, None, "info")
     assert "ocl:0" in out
+
+
+def _run_raw(cache, code=CODE, **env):
+    e = dict(os.environ, TORCH_OCL_CACHE_DIR=str(cache), TORCH_OCL_FALLBACK="error", **env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=300)
+
+
+def test_four_processes_writing_at_once(tmp_path):
+    """Four processes build and write the same new programs at the same
+    moment: every one computes the right answer, and the files they leave
+    are whole (a fifth process loads them all and builds nothing)."""
+    e = dict(os.environ, TORCH_OCL_CACHE_DIR=str(tmp_path), TORCH_OCL_FALLBACK="error")
+    procs = [subprocess.Popen([sys.executable, "-c", CODE], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=e) for _ in range(4)]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        builds, hits, rejects = map(int, out.split())
+        assert rejects == 0 and builds + hits > 0
+    assert not list(tmp_path.glob("*.tmp.*"))
+    builds, hits, rejects = map(int, _run(tmp_path).split())
+    assert builds == 0 and hits > 0 and rejects == 0
+
+
+def test_files_replaced_by_directories_are_rebuilt(tmp_path):
+    _run(tmp_path)
+    files = sorted(Path(tmp_path).glob("*.bin"))
+    for i, f in enumerate(files):
+        f.unlink()
+        f.mkdir()
+        if i % 2:
+            (f / "x").write_bytes(b"")  # not empty: cannot be removed, so rebuilt every time
+    builds, hits, rejects = map(int, _run(tmp_path).split())
+    assert rejects == len(files) and builds == len(files) and hits == 0
+    builds, hits, rejects = map(int, _run(tmp_path).split())
+    assert builds == rejects == len(files) // 2  # the empty ones were replaced by files
+
+
+def test_unwritable_cache_dir_works_from_memory_with_one_warning(tmp_path):
+    if os.geteuid() != 0:
+        cache = tmp_path / "ro"
+        cache.mkdir(mode=0o500)
+    else:  # root writes anywhere a mode allows; /proc refuses even root, and is owned by the process's user
+        cache = "/proc/self/fdinfo"
+    r = _run_raw(cache)
+    assert r.returncode == 0, r.stderr
+    builds, hits, rejects = map(int, r.stdout.split())
+    assert builds > 1 and hits == 0 and rejects == 0
+    warnings = [line for line in r.stderr.splitlines() if "torch_ocl: warning" in line]
+    assert len(warnings) == 1 and "cannot write to the program cache" in warnings[0], r.stderr
+
+
+def test_planted_files_are_never_loaded(tmp_path):
+    """Cached binaries are native code on CPU devices: a file writable by
+    group or others, or (as root) owned by another user, is refused."""
+    _run(tmp_path)
+    files = sorted(Path(tmp_path).glob("*.bin"))
+    for i, f in enumerate(files):
+        if i % 2 and os.geteuid() == 0:
+            os.chown(f, 12345, 12345)
+        else:
+            f.chmod(0o666 if i % 4 == 0 else 0o620)
+    r = _run_raw(tmp_path)
+    assert r.returncode == 0, r.stderr
+    builds, hits, rejects = map(int, r.stdout.split())
+    assert hits == 0 and rejects == len(files) and builds == len(files)
+    assert r.stderr.count("rejected program cache file") == len(files)
+
+
+def test_permissive_cache_dir_is_refused_with_a_message(tmp_path):
+    cache = tmp_path / "c"
+    cache.mkdir()
+    _run(cache)
+    cache.chmod(0o777)
+    r = _run_raw(cache)
+    assert r.returncode == 0, r.stderr
+    builds, hits, rejects = map(int, r.stdout.split())
+    assert hits == 0 and builds > 0
+    warnings = [line for line in r.stderr.splitlines() if "torch_ocl: warning" in line]
+    assert len(warnings) == 1 and "writable by group or others" in warnings[0] and "chmod 700" in warnings[0]
+
+
+def test_symlinked_cache_dir_is_refused(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    _run(real)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    r = _run_raw(link)
+    assert r.returncode == 0, r.stderr
+    builds, hits, rejects = map(int, r.stdout.split())
+    assert hits == 0 and builds > 0
+    assert "symbolic link" in r.stderr
