@@ -23,7 +23,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
-.PHONY: demo test test-distributed serve test-serving pytest-distributed setup install ctest pytest sanitize conformance models bench docs parity clean kernel-profile
+.PHONY: demo test test-distributed pytest-distributed-slow serve test-serving pytest-distributed setup install ctest pytest sanitize conformance models bench docs parity clean kernel-profile
 
 demo: install
 	$(VPY) examples/train_gpt.py --preset demo
@@ -80,13 +80,18 @@ pytest: install
 # Distributed tests (tests/distributed): real process groups of spawned ranks
 # over loopback, rank r on ocl:r. Four PoCL devices for the 2x2 meshes.
 # `make test` runs the configurations not marked slow (once, in the default
-# eager mode); `make test-distributed` runs every one (CI runs both).
+# eager mode); `make test-distributed` runs every one. CI runs `make test`
+# and then only the slow ones (pytest-distributed-slow), so together it
+# covers test-distributed without running the fast ones twice.
 DIST_ENV := POCL_DEVICES="pthread pthread pthread pthread" GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1
 pytest-distributed: install
 	$(DIST_ENV) $(STRICT_BUILDS) $(VPY) -m pytest -q -n $(JOBS) -m "not slow" tests/distributed
 
 test-distributed: install
 	$(DIST_ENV) $(STRICT_BUILDS) $(VPY) -m pytest -q -n $(JOBS) tests/distributed
+
+pytest-distributed-slow: install
+	$(DIST_ENV) $(STRICT_BUILDS) $(VPY) -m pytest -q -n $(JOBS) -m slow tests/distributed
 
 # An OpenAI-compatible server on ocl:0 (transformers serve, continuous batching, KV cache
 # sized from the device) at http://127.0.0.1:8000/v1. With no model it serves a tiny chat
