@@ -1,0 +1,89 @@
+"""Fused eager fuzzed: random programs on the CPU, in strict and in fused mode (torch_ocl.fuzz).
+
+A fixed budget of seeds runs here (each suite run has its own range: the
+strict/guard run and the fused run see different programs); `make fuzz`
+runs for as long as asked. A failing seed is shrunk and printed as a test;
+the ones found so far are below as regression tests.
+"""
+
+import os
+import time
+
+import pytest
+import torch
+
+import torch_ocl
+from torch_ocl import fuzz
+
+PROGRAMS = int(os.environ.get("TORCH_OCL_FUZZ_PROGRAMS", "120"))
+BUDGET_S = float(os.environ.get("TORCH_OCL_FUZZ_SECONDS", "45"))
+
+
+def test_fuzz_fixed_budget():
+    first = 0 if os.environ.get("TORCH_OCL_EAGER", "fused") == "strict" else 100_000
+    found = []
+    t0 = time.time()
+    n, found = fuzz.run_seeds(range(first, first + PROGRAMS), deadline=t0 + BUDGET_S, log=lambda s: None,
+                              shrink_s=20.0)
+    print(f"fuzz: {n} programs (seeds {first}..{first + n - 1}) in {time.time() - t0:.1f} s")
+    assert n >= min(PROGRAMS, 10), f"only {n} programs ran in {BUDGET_S} s"
+    assert not found, "\n\n".join(text for _, text in found)
+
+
+def test_programs_are_reproducible_and_varied():
+    a, b = fuzz.generate(7), fuzz.generate(7)
+    assert a == b and a != fuzz.generate(8)
+    kinds = {s[1] for seed in range(40) for s in fuzz.generate(seed)}
+    assert {"input", "pw", "red", "view", "inplace", "free", "discrete", "exact-red", "other"} <= kinds
+    code = "\n".join(s[0] for seed in range(40) for s in fuzz.generate(seed))
+    for needle in ("as_strided", ".expand(", "sw(1)", "out=", "del ", "torch.bfloat16", "torch.bool",
+                   "mk(()", ", 0,", "_()"):
+        assert needle in code, needle
+
+
+def test_harness_catches_and_shrinks_a_wrong_result(monkeypatch):
+    """The checker must be able to fail: a fused run that gets one value wrong is caught,
+    shrunk to the steps that matter, and printed as a test."""
+    steps = [
+        ("v0 = mk((4, 5), torch.float32, 1)", "input", "v0", [], True),
+        ("v1 = mk((5,), torch.float32, 2)", "input", "v1", [], True),
+        ("v2 = (v0 + v1)", "pw", "v2", ["v0", "v1"], True),
+        ("v3 = torch.sin(v2)", "pw", "v3", ["v2"], True),
+        ("v4 = v3.sum(0)", "red", "v4", ["v3"], True),
+        ("v5 = v1 * 2", "pw", "v5", ["v1"], True),
+    ]
+    assert fuzz.check(steps) == []
+    real_run = fuzz.run
+
+    def broken(st, dev, mode=None, sync_build=True):
+        errs, vals = real_run(st, dev, mode, sync_build)
+        if mode == "fused" and "v5" in vals:
+            vals["v5"] = vals["v5"].clone()
+            vals["v5"][0] += 1  # one wrong element
+        return errs, vals
+
+    monkeypatch.setattr(fuzz, "run", broken)
+    fails = fuzz.check(steps)
+    assert [k for k, _ in fails] == ["fused-vs-strict"] and "v5" in fails[0][1]
+    small = fuzz.shrink(steps, "fused-vs-strict")
+    assert [s[2] for s in small] == ["v1", "v5"]
+    text = fuzz.as_test(small, 99, fails)
+    assert text.startswith("def test_fuzz_seed_99():") and "fuzz.check(steps) == []" in text
+    compile(text, "<test>", "exec")
+
+
+def test_exception_types_are_compared():
+    """A step that raises on the CPU must raise the same type on ocl (here both raise: passes),
+    and a step the checker sees raising only on one side is a failure."""
+    steps = [
+        ("v0 = mk((3,), torch.int32, 1)", "input", "v0", [], False),
+        ("v0.add_(mk((3,), torch.float32, 2))", "inplace", "v0", [], False),  # can't cast float to int in place
+        ("v1 = mk((2, 3), torch.float32, 3)", "input", "v1", [], True),
+        ("v2 = v1 + mk((4,), torch.float32, 4)", "pw", "v2", ["v1"], True),  # shapes don't broadcast
+    ]
+    errs, _ = fuzz.run(steps, "cpu")
+    assert errs == [None, "RuntimeError", None, "RuntimeError"]
+    assert fuzz.check(steps) == []
+
+
+# ---- regression tests: programs the fuzzer found (shrunk) ---------------------------------
