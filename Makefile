@@ -96,12 +96,14 @@ tsan: $(STAMPS)/pip
 	  -DTOCL_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
 	$(VENV)/bin/cmake --build build/tsan -j $(JOBS)
 	cd build/tsan && $(TEST_ENV) TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/c/tsan.supp" \
-	  ctest --output-on-failure -j 1
+	  ctest --output-on-failure -j 1 --timeout 1200
 
 # The whole OpInfo database on ocl vs CPU -> docs/coverage.md and docs/coverage.json.
 conformance: install
 	$(TEST_ENV) $(VPY) tools/conformance_contracts.py --quiet --markdown docs/coverage_contracts.md --json docs/coverage_contracts.json
-	$(TEST_ENV) $(VPY) tools/conformance.py --markdown docs/coverage.md --json docs/coverage.json --contracts docs/coverage_contracts.json
+	$(TEST_ENV) $(VPY) tools/conformance_errors.py --json docs/coverage_errors.json
+	$(TEST_ENV) $(VPY) tools/conformance.py --markdown docs/coverage.md --json docs/coverage.json --contracts docs/coverage_contracts.json \
+	  --errors docs/coverage_errors.json
 
 # torchvision and Hugging Face transformers models on ocl vs CPU -> docs/models.md and docs/models.json.
 models: install

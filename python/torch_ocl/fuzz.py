@@ -73,7 +73,7 @@ class _Env:
         self.streams = {}
 
     def namespace(self):
-        return {"torch": torch, "mk": lambda shape, dtype, seed: _mk(self.dev, shape, dtype, seed),
+        return {"torch": torch, "dev": self.dev, "mk": lambda shape, dtype, seed: _mk(self.dev, shape, dtype, seed),
                 "sw": self.switch, "sync": self.sync, "math": math}
 
     def switch(self, i):
@@ -259,13 +259,12 @@ def propagate(steps, errors):
             if uses and uses[0] in group:
                 group[out] = group[uses[0]]
             continue
-        if kind in ("pw", "inplace"):
-            if is_float:
-                c = max(c, CLOSE)
-        elif kind == "red":
+        if kind == "red":
             c, f = max(c, CLOSE), max(f, CLOSE)
-        elif kind == "discrete":
-            c = MOSTLY if c >= CLOSE or is_float else c
+        elif is_float:
+            c = max(c, CLOSE)
+        else:  # an integer or bool result: exact, unless an inexact float decided it (a tie may flip)
+            c = MOSTLY if c >= CLOSE else c
             f = MOSTLY if f >= CLOSE else f
         if kind == "inplace":
             old = group.get(out)
@@ -296,7 +295,10 @@ BINARY = [
     "torch.copysign({a}, {b})", "torch.lerp({a}, {b}, 0.25)", "torch.addcmul({a}, {a}, {b}, value=0.5)",
 ]
 COMPARE = ["({a} > {b})", "({a} == {b})", "({a} <= {b})", "({a} != {b})"]
-SCALARS = ["2", "-1", "0.5", "3", "True", "1e-3", "torch.tensor(1.5)", "torch.tensor(2, dtype=torch.int32)"]
+# 0-dim tensors live on the program's device: a CPU 0-dim tensor is accepted only by some ops on
+# accelerators (CUDA too), so the CPU run cannot be the reference for it.
+SCALARS = ["2", "-1", "0.5", "3", "True", "1e-3", "torch.tensor(1.5, device=dev)",
+           "torch.tensor(2, dtype=torch.int32, device=dev)"]
 REDUCE_FLOAT = ["{x}.sum({d})", "{x}.sum({d}, keepdim=True)", "{x}.mean({d})", "{x}.sum()",
                 "{x}.prod({d})", "{x}.var({d})", "{x}.sum({d}, dtype=torch.float64)", "{x}.mean()",
                 "torch.nn.functional.softmax({x}, {d})", "{x}.cumsum({d})", "{x}.norm()",
@@ -332,13 +334,8 @@ class _Gen:
             for k in set(self.ns) - before:
                 del self.ns[k]
             return False
-        is_float = False
         t = self.ns.get(out) if out else None
-        if isinstance(t, torch.Tensor):
-            is_float = t.dtype.is_floating_point
-        if kind == "discrete":  # is_float here means: its operand was floating
-            is_float = any(isinstance(self.ns.get(u), torch.Tensor) and self.ns[u].dtype.is_floating_point
-                           for u in uses)
+        is_float = isinstance(t, torch.Tensor) and t.dtype.is_floating_point  # the result's (or target's) dtype
         self.steps.append((code, kind, out, list(uses), is_float))
         return True
 
