@@ -28,7 +28,20 @@ void cl_live_counts(long long out[K_N]) {
         out[i] = atomic_load(&live[i]);
 }
 
-static void *next(const char *name) { return dlsym(RTLD_NEXT, name); }
+/* The next definition: the ICD loader. When it was loaded only as a dependency
+ * of a Python extension (dlopen'd RTLD_LOCAL), RTLD_NEXT cannot see it, so it
+ * is opened by name. */
+static void *next(const char *name) {
+    void *f = dlsym(RTLD_NEXT, name);
+    if (!f) {
+        static void *lib;
+        if (!lib)
+            lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (lib)
+            f = dlsym(lib, name);
+    }
+    return f;
+}
 
 #define NEXT(fn) static __typeof__(&fn) real; if (!real) real = (__typeof__(&fn))next(#fn)
 

@@ -624,7 +624,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seconds", type=float, default=float(os.environ.get("FUZZ_SECONDS", 300)))
     p.add_argument("--seed", type=int, default=int(os.environ.get("FUZZ_SEED", 0)))
-    p.add_argument("--hang-s", type=float, default=120.0, help="a program running longer than this is a hang")
+    p.add_argument("--hang-s", type=float, default=600.0, help="a program running longer than this is a hang "
+                   "(a cold program builds tens of kernels: minutes on a loaded 2-core machine)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--status", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
