@@ -536,12 +536,12 @@ def errors_section(errors):
            f"raise the exception type the CPU raises (the message may differ), never return a value, crash or "
            f"hang. n/a: the CPU itself does not raise (a check of another device) or the input cannot be "
            f"made on ocl (sparse layouts).", "",
-           "| pass | wrong-type | no-raise | crash | hang | n/a |", "|---|---|---|---|---|---|",
-           "| " + " | ".join(str(c.get(k, 0)) for k in ("pass", "wrong-type", "no-raise", "crash", "hang", "n/a"))
-           + " |", ""]
-    for case, status, detail in errors["failures"]:
+           "| pass | known | wrong-type | no-raise | crash | hang | n/a |", "|---|---|---|---|---|---|---|",
+           "| " + " | ".join(str(c.get(k, 0)) for k in ("pass", "known", "wrong-type", "no-raise", "crash", "hang",
+                                                        "n/a")) + " |", ""]
+    for case, status, detail in errors["failures"] + errors.get("known", []):
         out.append(f"- {case}: {status} ({detail})")
-    return out + ([""] if errors["failures"] else [])
+    return out + ([""] if errors["failures"] or errors.get("known") else [])
 
 
 def markdown(rep, contracts=None, errors=None):

@@ -52,3 +52,18 @@ def test_error_inputs_tool_reports_a_value_where_an_error_was_due():
 
     rows = ce.check_op(Lenient(), 30)
     assert any(r[1] == "no-raise" for r in rows), rows
+
+
+# ---- regression tests: what the error inputs found -----------------------------------------
+
+
+def test_roll_of_a_0_dim_tensor_over_dim_0_raises_index_error():
+    """roll's error input 3 (a 0-dim tensor, dims=0) crashed the process: the dim was wrapped as
+    for a 1-dim tensor and indexed an empty vector. Now IndexError, as on the CPU."""
+    import pytest
+    import torch
+    for dev in ("cpu", "ocl"):
+        x = torch.tensor(2.5, device=dev)
+        with pytest.raises(IndexError):
+            torch.roll(x, 0, 0)
+        assert torch.roll(x, 1).item() == 2.5  # no dims: the flattened roll still works
