@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-EVERY = int(os.environ.get("TORCH_OCL_ERROR_INPUTS_EVERY", "3"))
+EVERY = int(os.environ.get("TORCH_OCL_ERROR_INPUTS_EVERY", "6"))
 
 
 def test_error_inputs_sample_raise_like_cpu(tmp_path):
