@@ -681,6 +681,10 @@ def main(argv=None):
         seed = last_seed + 1 if proc.returncode != 0 else seed
         if proc.returncode == 0:
             break
+    try:
+        os.unlink(status)
+    except OSError:
+        pass
     print(f"fuzz: {total} programs, seeds {args.seed}..{seed + total - 1 if total else seed}, "
           f"{len(failures)} failures, {time.time() - t0:.0f} s")
     return 1 if failures else 0
