@@ -1,7 +1,7 @@
 """Soak, short form: a few hundred GPT training steps with flat memory and OpenCL object counts.
 
 `make soak` runs the long form (10,000 steps, docs/soak.*). Here tools/soak.py
-runs 300 steps in a child process (hard timeout) with the cl_live shim
+runs 200 steps in a child process (hard timeout) with the cl_live shim
 preloaded, so leaked cl_mem, events, programs or kernels fail the test.
 """
 
@@ -29,8 +29,8 @@ def _shim(tmp_path):
 def test_soak_short_form_is_flat(tmp_path):
     env = dict(os.environ, LD_PRELOAD=_shim(tmp_path))
     prefix = str(tmp_path / "soak")
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "soak.py"), "--steps", "300", "--every", "20",
-                        "--warmup", "100", "--out", prefix], env=env, capture_output=True, text=True, timeout=300)
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "soak.py"), "--steps", "200", "--every", "10",
+                        "--warmup", "60", "--out", prefix], env=env, capture_output=True, text=True, timeout=300)
     rep = json.load(open(prefix + ".json")) if os.path.exists(prefix + ".json") else None
     assert rep is not None, p.stdout[-2000:] + p.stderr[-3000:]
     names = [c[0] for c in rep["checks"]]
