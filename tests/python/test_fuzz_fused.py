@@ -94,3 +94,16 @@ def test_exception_types_are_compared():
 
 
 # ---- regression tests: programs the fuzzer found (shrunk) ---------------------------------
+
+
+def test_fuzz_seed_4_float64_sum_of_float32_values():
+    """Seed 4 (a harness false positive, fixed in the checker): a float64 sum of float32 values that
+    differ by one float32 ulp between ocl and the CPU was held to float64's tolerance. The tolerance
+    is now never tighter than the loosest dtype of the program."""
+    steps = [
+        ('v0 = mk((7, 1), torch.float32, 227)', 'input', 'v0', [], True),
+        ('v1 = torch.sigmoid(v0).sum(-2)', 'red', 'v1', ['v0'], True),
+        ('v3 = torch.sqrt(torch.sigmoid(v1))', 'pw', 'v3', ['v1'], True),
+        ('v5 = v3.expand(3, 1).sum(0, dtype=torch.float64)', 'red', 'v5', ['v3'], True),
+    ]
+    assert fuzz.check(steps) == []
