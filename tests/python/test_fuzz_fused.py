@@ -107,3 +107,35 @@ def test_fuzz_seed_4_float64_sum_of_float32_values():
         ('v5 = v3.expand(3, 1).sum(0, dtype=torch.float64)', 'red', 'v5', ['v3'], True),
     ]
     assert fuzz.check(steps) == []
+
+
+def test_fuzz_seed_1000104_copy_into_empty_checks_broadcast():
+    """copy_ of a [0, 1, 1] source into an empty [0, 1] destination returned on ocl; the CPU raises
+    (the source does not broadcast to the destination). Fixed in adapter/aten/ocl_copy.cpp."""
+    steps = [
+        ('v1 = mk((0, 1), torch.float32, 412)', 'input', 'v1', [], True),
+        ('v2 = v1[:, 0:1:2]', 'view', 'v2', ['v1'], True),
+        ('v9 = v2.to(torch.uint8).to(torch.bfloat16)', 'pw', 'v9', ['v2'], True),
+        ('v9.copy_(v2.unsqueeze(2))', 'inplace', 'v9', ['v2'], True),
+    ]
+    errs, _ = fuzz.run(steps, "ocl", "strict")
+    assert errs[3] == "RuntimeError"
+    assert fuzz.check(steps) == []
+
+
+@pytest.mark.parametrize("steps", [
+    [  # seed 1000005: a float64 copy of a float32 sum of atan2 values (float32 ulps apart)
+        ('v0 = mk((1, 4), torch.float32, 673)', 'input', 'v0', [], True),
+        ('v4 = torch.atan2(v0.transpose(0, 0), v0)', 'pw', 'v4', ['v0', 'v0'], True),
+        ('v7 = v4.sum().to(torch.float64)', 'red', 'v7', ['v4'], True),
+    ],
+    [  # seed 1000110: atan2 of int8 values computed in float32, stored into a float64 tensor
+        ('v1 = mk((33,), torch.float64, 869)', 'input', 'v1', [], True),
+        ('v3 = v1.clamp(0, 100).to(torch.int8)', 'discrete', 'v3', ['v1'], False),
+        ('v6 = v1.expand(33)', 'view', 'v6', ['v1'], True),
+        ('v6[...] = torch.atan2(v3, v3)', 'inplace', 'v6', ['v3', 'v3'], True),
+    ],
+])
+def test_fuzz_float32_values_in_float64_tensors_are_held_to_float32_tolerance(steps):
+    """Checker false positives of the first long run: float32-accurate values in float64 tensors."""
+    assert fuzz.check(steps) == []
