@@ -23,7 +23,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
-.PHONY: demo test test-distributed pytest-distributed-slow serve test-serving pytest-distributed setup install ctest pytest sanitize conformance models bench docs parity clean kernel-profile
+.PHONY: demo test test-distributed pytest-distributed-slow serve test-serving pytest-distributed setup install ctest pytest sanitize tsan fuzz soak cl-live conformance models bench docs parity clean kernel-profile
 
 demo: install
 	$(VPY) examples/train_gpt.py --preset demo
@@ -113,10 +113,22 @@ sanitize: $(STAMPS)/pip
 	$(VENV)/bin/cmake --build build/sanitize -j $(JOBS)
 	cd build/sanitize && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j 1
 
+# The C runtime and its tests under ThreadSanitizer (tests/c/tsan.supp: empty, for reports
+# inside the uninstrumented OpenCL driver). ~35 min on the shared 2-core machine; each test
+# may take 1,200 s (test_sort took 264 s under TSan there).
+tsan: $(STAMPS)/pip
+	$(VENV)/bin/cmake -S . -B build/tsan -G Ninja -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) \
+	  -DTOCL_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
+	$(VENV)/bin/cmake --build build/tsan -j $(JOBS)
+	cd build/tsan && $(TEST_ENV) TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/c/tsan.supp" \
+	  ctest --output-on-failure -j 1 --timeout 1200
+
 # The whole OpInfo database on ocl vs CPU -> docs/coverage.md and docs/coverage.json.
 conformance: install
 	$(TEST_ENV) $(VPY) tools/conformance_contracts.py --quiet --markdown docs/coverage_contracts.md --json docs/coverage_contracts.json
-	$(TEST_ENV) $(VPY) tools/conformance.py --markdown docs/coverage.md --json docs/coverage.json --contracts docs/coverage_contracts.json
+	$(TEST_ENV) $(VPY) tools/conformance_errors.py --json docs/coverage_errors.json
+	$(TEST_ENV) $(VPY) tools/conformance.py --markdown docs/coverage.md --json docs/coverage.json --contracts docs/coverage_contracts.json \
+	  --errors docs/coverage_errors.json
 
 # torchvision and Hugging Face transformers models on ocl vs CPU -> docs/models.md and docs/models.json.
 models: install
@@ -136,6 +148,24 @@ docs: install parity
 # torch.cuda names in torch.ocl, and every torch.accelerator callable run on ocl -> docs/parity.md/.json.
 parity: install
 	$(TEST_ENV) $(VPY) -m torch_ocl parity --markdown docs/parity.md --json docs/parity.json
+
+# Fused eager fuzzed against strict mode and the CPU for as long as asked (docs/fuzzing.md):
+#   make fuzz FUZZ_SECONDS=3600 FUZZ_SEED=1000000
+FUZZ_SECONDS ?= 600
+FUZZ_SEED ?= 1000000
+fuzz: install
+	$(TEST_ENV) $(VPY) -m torch_ocl.fuzz --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
+
+# The GPT example trained for 10,000 steps; memory and OpenCL objects must stay flat
+# -> docs/soak.md/.json/.png. SOAK_STEPS for a shorter run.
+SOAK_STEPS ?= 10000
+soak: install build/cl_live.so
+	LD_PRELOAD=$(abspath build/cl_live.so) $(TEST_ENV) $(VPY) tools/soak.py --steps $(SOAK_STEPS) --out docs/soak
+
+# OpenCL objects a process holds (see tools/cl_live.c).
+cl-live: build/cl_live.so
+build/cl_live.so: tools/cl_live.c $(STAMPS)/apt
+	mkdir -p build && cc -shared -fPIC -O2 -Wall -o $@ $< -ldl
 
 # Device time per OpenCL kernel, for any program (see tools/kernel_profile.c).
 kernel-profile: build/kernel_profile.so

@@ -151,8 +151,9 @@ def wrap_parallel(model, mode, device):
 
 
 def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed=0, sample_chars=0,
-          profile_path=None, compile=False, parallel=None):
+          profile_path=None, compile=False, parallel=None, on_step=None):
     """Train; return the list of per-step losses (and print a sample if asked).
+    on_step(step, loss): called after each step (the soak samples memory there).
     With profile_path, the third step (or the last, if fewer) is profiled.
     compile: run the model under torch.compile (backend "ocl" on ocl).
     parallel: "ddp" or "fsdp" inside a torchrun launch; losses are the
@@ -206,6 +207,8 @@ def train(device="ocl", preset="demo", steps=None, amp=True, progress=True, seed
         else:
             one_step(step)
         bar.set_postfix(loss=f"{losses[-1]:.3f}")
+        if on_step:
+            on_step(step, losses[-1])
     if parallel:
         torch.distributed.destroy_process_group()
     elif sample_chars:

@@ -1,6 +1,7 @@
 // ocl_copy.cpp - _copy_from: host<->device and device<->device copies. Dtype
 // conversion, broadcasting and strided layouts are done on the device by the
 // elementwise engine; the host only moves contiguous bytes.
+#include <ATen/ExpandUtils.h>
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 #include <c10/core/DeviceGuard.h>
@@ -75,6 +76,10 @@ void device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_block
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   TORCH_CHECK(self.defined() && dst.defined(), "torch_ocl: copy of an undefined tensor");
   TORCH_CHECK(!self.is_complex() && !dst.is_complex(), "torch_ocl: complex tensors are not supported");
+  // An empty destination still needs a source that broadcasts to it, as copy_ on the CPU
+  // checks (found by torch_ocl.fuzz: copy_ of a [0, 1, 1] source into [0, 1] returned).
+  TORCH_CHECK(at::is_expandable_to(self.sizes(), dst.sizes()), "output with shape ", dst.sizes(),
+              " doesn't match the broadcast shape of the source ", self.sizes());
   if (dst.numel() == 0 || self.is_same(dst))
     return dst;
   // The same checks, and messages, as copy_ on the CPU.

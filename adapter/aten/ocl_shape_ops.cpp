@@ -149,7 +149,8 @@ at::Tensor roll_impl(const at::Tensor& self, at::IntArrayRef shifts, at::IntArra
   std::vector<int64_t> shift(self.dim(), 0);
   std::vector<int64_t> total(self.dim(), 0);
   for (size_t i = 0; i < dims.size(); i++) {
-    int64_t d = at::maybe_wrap_dim(dims[i], self.dim());
+    // wrap_scalar=false: a 0-dim tensor has no dim 0 (the CPU's IndexError; wrapping it indexed an empty vector)
+    int64_t d = at::maybe_wrap_dim(dims[i], self.dim(), /*wrap_scalar=*/false);
     total[d] += shifts[i];
     modes[d] = TOCL_REMAP_ROLL;
   }
