@@ -8,6 +8,7 @@ test can patch torch, check, undo and leave torch as it found it.
 
 import atexit
 import collections
+import json
 import os
 import sys
 
@@ -113,8 +114,6 @@ def _at_exit() -> None:
     path = os.environ.get("TORCH_OCL_TRANSFER_REPORT")
     if path:
         try:
-            import json
-
             with open(path, "w") as f:
                 json.dump(report(), f, indent=2, sort_keys=True)
         except OSError as e:

@@ -2,6 +2,7 @@
 has, and whether each runs under torch_ocl.transfer_to_ocl, needs an edit or
 is blocked (rules.py says why for each kind)."""
 
+import json
 import os
 import shlex
 import subprocess
@@ -32,8 +33,6 @@ def run_under_shim(command: str, timeout=None) -> dict:
             rc, tail = None, f"timed out after {timeout} s"
         doc = {"command": command, "exit_code": rc}
         try:
-            import json
-
             with open(path) as f:
                 doc.update(json.load(f))
         except (OSError, ValueError):
