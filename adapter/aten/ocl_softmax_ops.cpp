@@ -30,7 +30,9 @@ void softmax_run(const at::Tensor& input, int64_t dim, at::Tensor& out, bool log
 }
 
 at::ScalarType softmax_out_dtype(const at::Tensor& input, bool half_to_float, const char* op) {
-  check_float(input, op);
+  // The CPU returns an empty input before its dtype dispatch: softmax of an empty int tensor is empty.
+  if (input.numel() > 0)
+    check_float(input, op);
   if (half_to_float)
     TORCH_CHECK(input.scalar_type() == at::kHalf, "conversion is supported for Half type only");
   return half_to_float ? at::kFloat : input.scalar_type();
@@ -61,7 +63,8 @@ at::Tensor& softmax_backward_out(const at::Tensor& grad, const at::Tensor& outpu
                                  at::ScalarType input_dtype, at::Tensor& grad_input) {
   TORCH_CHECK(grad.sizes().equals(output.sizes()), "grad_output and output must have the same size, got ",
               grad.sizes(), " and ", output.sizes());
-  check_float(grad, LOG ? "log_softmax_backward_lastdim_kernel_impl" : "softmax_backward_lastdim_kernel_impl");
+  if (grad.numel() > 0)  // as the CPU: an empty grad returns before the dtype dispatch
+    check_float(grad, LOG ? "log_softmax_backward_lastdim_kernel_impl" : "softmax_backward_lastdim_kernel_impl");
   int64_t d = at::maybe_wrap_dim(dim, grad.dim());
   resize_out(grad_input, grad.sizes());
   if (grad.numel() == 0)
