@@ -1,6 +1,6 @@
 // ocl_binary_ops.cpp - the binary ops that are more than one IR op over a
 // TensorIterator: add/sub with alpha, mul, div and its rounding modes, rsub,
-// pow with a scalar exponent, heaviside. The one-IR-op binary ops are rows
+// pow with a scalar exponent, heaviside, nextafter. The one-IR-op binary ops are rows
 // of ocl_pointwise_table.cpp.
 #include <ATen/native/BinaryOps.h>
 #include <ATen/native/Resize.h>
@@ -131,6 +131,20 @@ at::Tensor heaviside(const at::Tensor& out, const at::Tensor& a, const at::Tenso
   return binary_impl<TOCL_IR_HEAVISIDE, Iter::Binary, kDtAll>(out, a, b);
 }
 
+// nextafter: a float16/bfloat16 value steps by its storage format's ulp, not float's.
+at::Tensor nextafter(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  auto it = make_iter(Iter::Binary, out, a, b);
+  auto ct = it.common_dtype();
+  check_dtype("nextafter_cpu", ct, kDtFloat);
+  tocl_ir_op op = ct == at::kHalf       ? TOCL_IR_NEXTAFTER_F16
+                  : ct == at::kBFloat16 ? TOCL_IR_NEXTAFTER_BF16
+                                        : TOCL_IR_NEXTAFTER;
+  EwGraph g(it);
+  g.output(0, g.binary(op, g.input(0), g.input(1)));
+  g.run();
+  return it.output();
+}
+
 }  // namespace
 
 // The one-IR-op binary ops (remainder, fmod, pow.Tensor_Tensor, atan2,
@@ -146,6 +160,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TOCL_BINARY_ROW(m, mul, "out", SimpleBinary<TOCL_IR_MUL, false>);
   TOCL_BINARY_ROW(m, div, "out", SimpleBinary<TOCL_IR_DIV, true>);
   m.impl("rsub.Tensor", rsub);
+  m.impl("nextafter", Forms<nextafter>::fn);
+  m.impl("nextafter_", Forms<nextafter>::inplace);
+  TOCL_ITER_OUT(m, "nextafter.out", Forms<nextafter>::out);
   m.impl("div.Tensor_mode", Forms<div_mode>::fn);
   m.impl("div_.Tensor_mode", Forms<div_mode>::inplace);
   TOCL_ITER_OUT(m, "div.out_mode", Forms<div_mode>::out);

@@ -1,5 +1,5 @@
 // ocl_index_mask_ops.cpp - boolean-mask ops on runtime/ops/index_mask.c: nonzero,
-// masked_select, masked_scatter_ (count, then prefix-scan positions).
+// nonzero_static, masked_select, masked_scatter_ (count, then prefix-scan positions).
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
@@ -103,9 +103,31 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
   return self;
 }
 
+// nonzero_static: nonzero's rows, cut or padded with fill_value to `size` rows.
+at::Tensor& nonzero_static_out(const at::Tensor& self, int64_t size, int64_t fill_value, at::Tensor& out) {
+  TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
+  TORCH_CHECK(out.scalar_type() == at::kLong, "nonzero_static: Expected out tensor to have scalar type Long but got "
+              "scalar type", out.scalar_type());
+  at::Tensor nz = at::nonzero(self);
+  at::native::resize_output(out, {size, self.dim()});
+  int64_t n = std::min(size, nz.size(0));
+  if (n < size)
+    out.narrow(0, n, size - n).fill_(fill_value);
+  if (n > 0)
+    out.narrow(0, 0, n).copy_(nz.narrow(0, 0, n));
+  return out;
+}
+
+at::Tensor nonzero_static(const at::Tensor& self, int64_t size, int64_t fill_value) {
+  at::Tensor out = at::empty({0}, self.options().dtype(at::kLong));
+  return nonzero_static_out(self, size, fill_value, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("nonzero_static", nonzero_static);
+  m.impl("nonzero_static.out", nonzero_static_out);
   m.impl("nonzero", nonzero);
   m.impl("nonzero.out", nonzero_out);
   m.impl("masked_select", masked_select);

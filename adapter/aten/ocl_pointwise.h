@@ -18,15 +18,21 @@ namespace torch_ocl {
 // Dtypes an op accepts, as the CPU's AT_DISPATCH macro for it does; others
 // raise NotImplementedError with the CPU's message pattern.
 enum DtypeSet : unsigned {
-  kDtFloat = 1u,  // float16, bfloat16, float32, float64
-  kDtInt = 2u,    // uint8, int8 .. int64
+  kDtFloat32 = 1u,  // float32, float64
+  kDtInt = 2u,      // uint8, int8 .. int64
   kDtBool = 4u,
+  kDtHalf = 8u,     // float16, bfloat16
+  kDtFloat = kDtFloat32 | kDtHalf,
   kDtNoBool = kDtFloat | kDtInt,
   kDtAll = kDtFloat | kDtInt | kDtBool,
+  kDtNoHalf = kDtFloat32 | kDtInt | kDtBool,  // the CPU's AT_DISPATCH_FLOATING_TYPES after int->float promotion
 };
 
 inline void check_dtype(const char* name, c10::ScalarType t, unsigned allowed) {
-  unsigned cls = c10::isFloatingType(t) ? kDtFloat : t == at::kBool ? kDtBool : kDtInt;
+  unsigned cls = c10::isReducedFloatingType(t) ? kDtHalf
+                 : c10::isFloatingType(t)      ? kDtFloat32
+                 : t == at::kBool              ? kDtBool
+                                               : kDtInt;
   TORCH_CHECK_NOT_IMPLEMENTED(cls & allowed, "\"", name, "\" not implemented for '", c10::toString(t), "'");
 }
 

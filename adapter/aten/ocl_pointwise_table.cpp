@@ -33,7 +33,8 @@ struct Row {
   Args args = Args::Tensors;
 };
 
-constexpr unsigned kAll = kDtAll, kNoBool = kDtNoBool, kFloat = kDtFloat, kIntBool = kDtInt | kDtBool;
+constexpr unsigned kAll = kDtAll, kNoBool = kDtNoBool, kFloat = kDtFloat, kIntBool = kDtInt | kDtBool,
+                   kNoHalf = kDtNoHalf;
 constexpr Iter U = Iter::Unary, UF = Iter::UnaryFloat, B = Iter::Binary, BF = Iter::BinaryFloat, C = Iter::Compare;
 constexpr Args TS = Args::TensorScalar, ST = Args::ScalarTensor;
 
@@ -124,6 +125,65 @@ constexpr Row kTable[] = {
     {nullptr, nullptr, "logical_and.out", TOCL_IR_LOGICAL_AND, C, kAll},
     {nullptr, nullptr, "logical_or.out", TOCL_IR_LOGICAL_OR, C, kAll},
     {nullptr, nullptr, "logical_xor.out", TOCL_IR_LOGICAL_XOR, C, kAll},
+    // special functions (runtime/codegen/ir_special.c); integers promote to
+    // float, and float16/bfloat16 are refused where the CPU refuses them
+    {"i0", "i0_", "i0.out", TOCL_IR_I0, UF, kAll},
+    {"special_i0e", nullptr, "special_i0e.out", TOCL_IR_I0E, UF, kAll},
+    {"special_i1", nullptr, "special_i1.out", TOCL_IR_I1, UF, kAll},
+    {"special_i1e", nullptr, "special_i1e.out", TOCL_IR_I1E, UF, kAll},
+    {"special_bessel_j0", nullptr, "special_bessel_j0.out", TOCL_IR_BESSEL_J0, UF, kNoHalf},
+    {"special_bessel_j1", nullptr, "special_bessel_j1.out", TOCL_IR_BESSEL_J1, UF, kNoHalf},
+    {"special_bessel_y0", nullptr, "special_bessel_y0.out", TOCL_IR_BESSEL_Y0, UF, kNoHalf},
+    {"special_bessel_y1", nullptr, "special_bessel_y1.out", TOCL_IR_BESSEL_Y1, UF, kNoHalf},
+    {"special_modified_bessel_i0", nullptr, "special_modified_bessel_i0.out", TOCL_IR_MODIFIED_BESSEL_I0, UF,
+     kNoHalf},
+    {"special_modified_bessel_i1", nullptr, "special_modified_bessel_i1.out", TOCL_IR_MODIFIED_BESSEL_I1, UF,
+     kNoHalf},
+    {"special_modified_bessel_k0", nullptr, "special_modified_bessel_k0.out", TOCL_IR_MODIFIED_BESSEL_K0, UF,
+     kNoHalf},
+    {"special_modified_bessel_k1", nullptr, "special_modified_bessel_k1.out", TOCL_IR_MODIFIED_BESSEL_K1, UF,
+     kNoHalf},
+    {"special_scaled_modified_bessel_k0", nullptr, "special_scaled_modified_bessel_k0.out",
+     TOCL_IR_SCALED_MODIFIED_BESSEL_K0, UF, kNoHalf},
+    {"special_scaled_modified_bessel_k1", nullptr, "special_scaled_modified_bessel_k1.out",
+     TOCL_IR_SCALED_MODIFIED_BESSEL_K1, UF, kNoHalf},
+    {"special_spherical_bessel_j0", nullptr, "special_spherical_bessel_j0.out", TOCL_IR_SPHERICAL_BESSEL_J0, UF,
+     kNoHalf},
+    {"special_airy_ai", nullptr, "special_airy_ai.out", TOCL_IR_AIRY_AI, UF, kNoHalf},
+    {"special_erfcx", nullptr, "special_erfcx.out", TOCL_IR_ERFCX, UF, kNoHalf},
+    {"special_ndtri", nullptr, "special_ndtri.out", TOCL_IR_NDTRI, UF, kNoHalf},
+    {"special_log_ndtr", nullptr, "special_log_ndtr.out", TOCL_IR_LOG_NDTR, UF, kNoHalf},
+    {"special_entr", nullptr, "special_entr.out", TOCL_IR_ENTR, UF, kAll},
+    {"sinc", "sinc_", "sinc.out", TOCL_IR_SINC, UF, kAll},
+    {"special_xlog1py", nullptr, "special_xlog1py.out", TOCL_IR_XLOG1PY, BF, kAll},
+    {"special_zeta", nullptr, "special_zeta.out", TOCL_IR_ZETA, BF, kNoHalf},
+    {"igamma", "igamma_", "igamma.out", TOCL_IR_IGAMMA, B, kFloat},
+    {"igammac", "igammac_", "igammac.out", TOCL_IR_IGAMMAC, B, kFloat},
+    {"logaddexp", nullptr, "logaddexp.out", TOCL_IR_LOGADDEXP, B, kFloat},
+    {"logaddexp2", nullptr, "logaddexp2.out", TOCL_IR_LOGADDEXP2, B, kFloat},
+    {"special_chebyshev_polynomial_t", nullptr, "special_chebyshev_polynomial_t.out", TOCL_IR_CHEBYSHEV_T, BF,
+     kNoHalf},
+    {"special_chebyshev_polynomial_u", nullptr, "special_chebyshev_polynomial_u.out", TOCL_IR_CHEBYSHEV_U, BF,
+     kNoHalf},
+    {"special_chebyshev_polynomial_v", nullptr, "special_chebyshev_polynomial_v.out", TOCL_IR_CHEBYSHEV_V, BF,
+     kNoHalf},
+    {"special_chebyshev_polynomial_w", nullptr, "special_chebyshev_polynomial_w.out", TOCL_IR_CHEBYSHEV_W, BF,
+     kNoHalf},
+    {"special_shifted_chebyshev_polynomial_t", nullptr, "special_shifted_chebyshev_polynomial_t.out",
+     TOCL_IR_SHIFTED_CHEBYSHEV_T, BF, kNoHalf},
+    {"special_shifted_chebyshev_polynomial_u", nullptr, "special_shifted_chebyshev_polynomial_u.out",
+     TOCL_IR_SHIFTED_CHEBYSHEV_U, BF, kNoHalf},
+    {"special_shifted_chebyshev_polynomial_v", nullptr, "special_shifted_chebyshev_polynomial_v.out",
+     TOCL_IR_SHIFTED_CHEBYSHEV_V, BF, kNoHalf},
+    {"special_shifted_chebyshev_polynomial_w", nullptr, "special_shifted_chebyshev_polynomial_w.out",
+     TOCL_IR_SHIFTED_CHEBYSHEV_W, BF, kNoHalf},
+    {"special_hermite_polynomial_h", nullptr, "special_hermite_polynomial_h.out", TOCL_IR_HERMITE_H, BF, kNoHalf},
+    {"special_hermite_polynomial_he", nullptr, "special_hermite_polynomial_he.out", TOCL_IR_HERMITE_HE, BF,
+     kNoHalf},
+    {"special_laguerre_polynomial_l", nullptr, "special_laguerre_polynomial_l.out", TOCL_IR_LAGUERRE_L, BF,
+     kNoHalf},
+    {"special_legendre_polynomial_p", nullptr, "special_legendre_polynomial_p.out", TOCL_IR_LEGENDRE_P, BF,
+     kNoHalf},
 };
 constexpr size_t kRows = sizeof(kTable) / sizeof(kTable[0]);
 
@@ -180,8 +240,10 @@ const char* iter_name(Iter k) {
 
 std::vector<std::string> dtype_names(unsigned d) {
   std::vector<std::string> v;
-  if (d & kDtFloat)
-    v.insert(v.end(), {"float16", "bfloat16", "float32", "float64"});
+  if (d & kDtHalf)
+    v.insert(v.end(), {"float16", "bfloat16"});
+  if (d & kDtFloat32)
+    v.insert(v.end(), {"float32", "float64"});
   if (d & kDtInt)
     v.insert(v.end(), {"uint8", "int8", "int16", "int32", "int64"});
   if (d & kDtBool)

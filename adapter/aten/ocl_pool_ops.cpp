@@ -3,13 +3,14 @@
 // helpers (Pool.h, AdaptivePooling.h), so messages match the CPU's. Operands are
 // made dense here; outputs keep the input's suggested memory format
 // (channels_last stays channels_last). Integer inputs, which the kernels do not
-// cover, take a counted CPU route (fallback.h).
+// cover, take a counted CPU route (fallback.h). max_unpool is a scatter.
 #include <ATen/native/AdaptivePooling.h>
 #include <ATen/native/Pool.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/avg_pool2d.h>
 #include <ATen/ops/avg_pool3d.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ops/max_pool2d_with_indices.h>
 #include <ATen/ops/max_pool3d_with_indices.h>
 #include <c10/core/DeviceGuard.h>
@@ -363,9 +364,76 @@ at::Tensor adaptive_max_backward(const at::Tensor& grad, const at::Tensor& self,
   return adaptive_max_backward_out<N>(grad, self, indices, gi);
 }
 
+// ------------------------------------------------------------------ max_unpool
+
+// max_unpool2d / 3d: each input element written at its flat index into a
+// zeroed output plane, a scatter along the flattened spatial dims (the
+// scatter checks every index against the plane). Indices that repeat (from
+// overlapping pooling windows) carry equal values, so the order of writes
+// does not matter. Checks and messages are the CPU's.
+template <int N>
+at::Tensor& max_unpool_out(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
+                           at::Tensor& out) {
+  const char* name = N == 2 ? "max_unpooling2d" : "max_unpooling3d";
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "elements in indices should be type int64 but got: ",
+              indices.scalar_type());
+  TORCH_CHECK(static_cast<int>(output_size.size()) == N, "There should be exactly ", N,
+              N == 2 ? " elements (height, width)" : " elements (depth, height, width)",
+              " in output_size, but got ", output_size.size(), " elements.");
+  TORCH_CHECK(self.dim() == N + 1 || self.dim() == N + 2, "Input to ", name, " should be a ", N + 1, "d or ", N + 2,
+              "d Tensor, but got a tensor with ", self.dim(), " dimensions.");
+  TORCH_CHECK(self.sizes() == indices.sizes(), "Expected shape of indices to be same as that of the input tensor (",
+              self.sizes(), ") but got indices tensor with shape: ", indices.sizes());
+  for (int64_t i = 1; i < self.dim(); i++)
+    TORCH_CHECK(self.size(i) > 0, name, "_forward_out(): Expected input to have non-zero size for non-batch "
+                "dimensions, but got ", self.sizes(), " with dimension ", i, " being empty.");
+  bool batched = self.dim() == N + 2;
+  at::Tensor in = batched ? self : self.unsqueeze(0), ind = batched ? indices : indices.unsqueeze(0);
+  int64_t plane = 1;
+  std::vector<int64_t> shape{in.size(0), in.size(1)};
+  for (int64_t o : output_size) {
+    plane *= o;
+    shape.push_back(o);
+  }
+  at::Tensor flat = at::zeros({in.size(0), in.size(1), plane}, self.options());
+  if (in.numel() > 0)
+    flat.scatter_(2, ind.reshape({in.size(0), in.size(1), -1}), in.reshape({in.size(0), in.size(1), -1}));
+  at::Tensor res = flat.view(shape);
+  if (!batched)
+    res = res.squeeze(0);
+  at::native::resize_output(out, res.sizes());
+  out.copy_(res);
+  return out;
+}
+
+template <int N>
+at::Tensor max_unpool(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size) {
+  at::Tensor out = at::empty({0}, self.options());
+  return max_unpool_out<N>(self, indices, output_size, out);
+}
+
+at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
+                             at::IntArrayRef stride, at::IntArrayRef padding, at::Tensor& out) {
+  TORCH_CHECK(stride.size() == 3, "There should be exactly three elements (depth, height, width) in stride, but got: ",
+              stride.size(), " elements.");
+  TORCH_CHECK(padding.size() == 3, "There should be exactly three elements (depth, height, width) in padding, but "
+              "got: ", padding.size(), " elements.");
+  return max_unpool_out<3>(self, indices, output_size, out);
+}
+
+at::Tensor max_unpool3d(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
+                        at::IntArrayRef stride, at::IntArrayRef padding) {
+  at::Tensor out = at::empty({0}, self.options());
+  return max_unpool3d_out(self, indices, output_size, stride, padding, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("max_unpool2d", max_unpool<2>);
+  m.impl("max_unpool2d.out", max_unpool_out<2>);
+  m.impl("max_unpool3d", max_unpool3d);
+  m.impl("max_unpool3d.out", max_unpool3d_out);
   m.impl("max_pool2d_with_indices", max_pool<2>);
   m.impl("max_pool2d_with_indices.out", max_pool_out<2>);
   m.impl("max_pool2d_with_indices_backward", max_pool_backward<2>);

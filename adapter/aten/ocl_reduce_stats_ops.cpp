@@ -1,5 +1,7 @@
 // ocl_reduce_stats_ops.cpp - var/std (Welford), var_mean/std_mean, vector norms and
-// logsumexp on tocl_reduce_run (runtime/ops/reduce.c).
+// logsumexp on tocl_reduce_run (runtime/ops/reduce.c); renorm over the vector norm.
+#include <ATen/ATen.h>
+#include <ATen/AccumulateType.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
@@ -170,9 +172,47 @@ at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim)
   return logsumexp_out(self, dims, keepdim, out);
 }
 
+// ---- renorm ----
+
+// Each slice along dim scaled to p-norm at most maxnorm: the norms over the
+// other dims in float (float16/bfloat16 too, as the CPU's accumulate type),
+// the factor maxnorm / (norm + 1e-7) where the norm exceeds maxnorm, stored
+// in the input's dtype, then one multiply.
+at::Tensor& renorm_out(const at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm,
+                       at::Tensor& out) {
+  TORCH_CHECK(!p.isComplex(), "renorm: p must be real-valued");
+  TORCH_CHECK(p.toDouble() > 0.0, "renorm: non-positive-norm not supported");
+  TORCH_CHECK(!maxnorm.isComplex(), "renorm: maxnorm must be real-valued");
+  TORCH_CHECK(maxnorm.toDouble() >= 0.0, "renorm: expected maxnorm to be >= 0 but got ", maxnorm.toDouble());
+  TORCH_CHECK(self.dim() > 1, "renorm: input needs at least 2 dimensions, got ", self.dim(), " dimensions");
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < self.dim(); d++)
+    if (d != dim)
+      dims.push_back(d);
+  auto acc = at::toAccumulateType(self.scalar_type(), /*is_cuda=*/true);
+  at::Tensor norm = at::linalg_vector_norm(self, p, dims, /*keepdim=*/true, acc);
+  at::Tensor q = at::div(at::scalar_tensor(maxnorm, norm.options()), norm + 1e-7);
+  at::Tensor factor = at::where(norm > maxnorm, q, at::scalar_tensor(1.0, norm.options())).to(self.scalar_type());
+  if (!out.is_same(self))
+    at::native::resize_output(out, self.sizes());
+  at::mul_out(out, self, factor);
+  return out;
+}
+at::Tensor renorm(const at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
+  at::Tensor out = at::empty_like(self);
+  return renorm_out(self, p, dim, maxnorm, out);
+}
+at::Tensor& renorm_(at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
+  return renorm_out(self, p, dim, maxnorm, self);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("renorm", renorm);
+  m.impl("renorm_", renorm_);
+  m.impl("renorm.out", renorm_out);
   m.impl("var.correction", var);
   m.impl("var.correction_out", var_out);
   m.impl("std.correction", std_);

@@ -1,5 +1,5 @@
 // ocl_scatter_ops.cpp - scatters on the runtime's index kernels (include/tocl/index.h):
-// scatter*, scatter_add/reduce, index_add/copy/fill, embedding backward, one_hot.
+// scatter*, scatter_add/reduce, index_add/copy/fill/reduce, embedding backward, one_hot.
 // Accumulating scatters walk colliding elements in a fixed order in one
 // work-item: deterministic, no float atomics (ocl_index_ops.cpp says more).
 #include <ATen/ATen.h>
@@ -391,9 +391,56 @@ at::Tensor one_hot(const at::Tensor& self, int64_t num_classes) {
   return ret;
 }
 
+// index_reduce (prod / mean / amax / amin): source slices reduced into self
+// at index along dim. It is scatter_reduce with the index broadcast over
+// the source, whose rules (include_self, the mean's count, floor division
+// for integers) are index_reduce's too. Checks and messages are the CPU's.
+at::Tensor& index_reduce_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                             c10::string_view reduce, bool include_self, at::Tensor& out) {
+  TORCH_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+              "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got ", reduce, ".");
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  int64_t numel = index.numel();
+  TORCH_CHECK_INDEX(index.dim() <= 1, "index_reduce_(): Index is supposed to be a vector");
+  TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt,
+              "index_reduce_(): Expected dtype int32/int64 for index");
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(), "index_reduce_(): self (", self.scalar_type(),
+              ") and source (", source.scalar_type(), ") must have the same scalar type");
+  TORCH_CHECK(dim == 0 || dim < source.dim(), "index_reduce_(): Indexing dim ", dim, " is out of bounds of tensor");
+  TORCH_CHECK(numel == (source.dim() == 0 ? 1 : source.size(dim)), "index_reduce_(): Number of indices (", numel,
+              ") should be equal to source.size(dim) (", (source.dim() == 0 ? 1 : source.size(dim)), ")");
+  if (!out.is_same(self)) {
+    at::native::resize_output(out, self.sizes());
+    out.copy_(self);
+  }
+  if (numel == 0)
+    return out;
+  at::Tensor dst = self.dim() == 0 ? out.view({1}) : out;
+  at::Tensor src = source.dim() == 0 ? source.view({1}) : source;
+  std::vector<int64_t> shape(src.dim(), 1);
+  shape[dim] = numel;
+  at::Tensor idx = index.to(at::kLong).reshape(shape).expand(src.sizes());
+  dst.scatter_reduce_(dim, idx, src, reduce, include_self);
+  return out;
+}
+
+at::Tensor index_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                        c10::string_view reduce, bool include_self) {
+  at::Tensor out = at::empty_like(self);
+  return index_reduce_out(self, dim, index, source, reduce, include_self, out);
+}
+
+at::Tensor& index_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                          c10::string_view reduce, bool include_self) {
+  return index_reduce_out(self, dim, index, source, reduce, include_self, self);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("index_reduce", index_reduce);
+  m.impl("index_reduce_", index_reduce_);
+  m.impl("index_reduce.out", index_reduce_out);
   m.impl("scatter.src", scatter_src);
   m.impl("scatter_.src", scatter_src_);
   m.impl("scatter.src_out", scatter_src_out);

@@ -1,6 +1,6 @@
 // ocl_shape_ops.cpp - data movement without index tensors: cat (strided
 // copies into slices of the output), flip, roll, tril/triu, reflection and
-// replication pads and their backward (runtime/ops/shape.c). stack, split,
+// replication pads and their backward (runtime/ops/shape.c); channel_shuffle. stack, split,
 // chunk, tile, repeat, diag, diag_embed, constant_pad_nd and _pad_circular
 // are PyTorch composites over these, views and copies.
 #include <ATen/ATen.h>
@@ -258,9 +258,27 @@ struct Pad {
   }
 };
 
+// ---- channel_shuffle ------------------------------------------------------
+
+// (N, g * k, ...) -> (N, k * g, ...): a transposing copy, laid out in the
+// input's suggested memory format as the CPU's kernel lays it out.
+at::Tensor channel_shuffle(const at::Tensor& self, int64_t groups) {
+  TORCH_CHECK(self.dim() > 2, "channel_shuffle expects input to have at least 3 dimensions, but got input with ",
+              self.dim(), " dimension(s)");
+  TORCH_CHECK(groups > 0, "Number of groups to divide channels in must be positive.", " Value of groups:", groups);
+  TORCH_CHECK((self.size(1) % groups) == 0, "Number of channels must be divisible by groups. Got ", self.size(1),
+              " channels and ", groups, " groups.");
+  if (self.numel() == 0)
+    return self.clone(self.suggest_memory_format());
+  at::Tensor r = self.reshape({self.size(0), groups, self.size(1) / groups, -1});
+  r = r.permute({0, 2, 1, 3}).contiguous().reshape(self.sizes());
+  return r.contiguous(self.suggest_memory_format());
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("channel_shuffle", channel_shuffle);
   m.impl("cat", cat);
   m.impl("cat.out", cat_out);
   m.impl("narrow_copy.out", narrow_copy_out);

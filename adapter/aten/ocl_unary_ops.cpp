@@ -1,6 +1,6 @@
 // ocl_unary_ops.cpp - the unary ops that are more than one IR op (neg with
 // its bool check, round with decimals, logit, float-class predicates,
-// logical_not, nan_to_num) over the IR engine; the one-IR-op unary ops are rows of
+// logical_not, nan_to_num, polygamma, frexp) over the IR engine; the one-IR-op unary ops are rows of
 // ocl_pointwise_table.cpp (runtime/codegen/ir_ops.c holds every formula).
 #include <ATen/native/Resize.h>
 #include <cmath>
@@ -113,6 +113,54 @@ at::Tensor neg(const at::Tensor& out, const at::Tensor& a) {
   return unary_impl<TOCL_IR_NEG, I::Unary, kDtNoBool>(out, a);
 }
 
+// polygamma(n, x): digamma for n = 0, trigamma for 1, else
+// (-1)^(n+1) n! zeta(n + 1, x), as the CPU chooses.
+at::Tensor polygamma_impl(const at::Tensor& out, int64_t n, const at::Tensor& self) {
+  TORCH_CHECK(n >= 0, "polygamma(n, x) does not support negative n.");
+  auto it = make_iter(I::UnaryFloat, out, self);
+  check_dtype("polygamma", it.common_dtype(), kDtFloat);
+  EwGraph g(it);
+  int x = g.input(0);
+  int r = n == 0   ? g.unary(TOCL_IR_DIGAMMA, x)
+          : n == 1 ? g.unary(TOCL_IR_TRIGAMMA, x)
+                   : g.binary(TOCL_IR_POLYGAMMA, g.scalar(static_cast<double>(n)), x);
+  g.output(0, r);
+  g.run();
+  return it.output();
+}
+at::Tensor polygamma(int64_t n, const at::Tensor& self) { return polygamma_impl(at::Tensor(), n, self); }
+at::Tensor& polygamma_out(int64_t n, const at::Tensor& self, at::Tensor& out) {
+  polygamma_impl(out, n, self);
+  return out;
+}
+
+// frexp: mantissa in the input's dtype, exponent as int32, both from one kernel.
+std::tuple<at::Tensor&, at::Tensor&> frexp_out(const at::Tensor& self, at::Tensor& mantissa, at::Tensor& exponent) {
+  TORCH_CHECK(c10::isFloatingType(self.scalar_type()),
+              "torch.frexp() only supports floating-point dtypes");
+  TORCH_CHECK(mantissa.dtype() == self.dtype(), "torch.frexp() expects mantissa to have dtype ", self.dtype(),
+              " but got ", mantissa.dtype());
+  TORCH_CHECK(exponent.dtype() == at::kInt, "torch.frexp() expects exponent to have int dtype but got ",
+              exponent.dtype());
+  auto it = at::TensorIteratorConfig()
+                .add_output(mantissa)
+                .add_output(exponent)
+                .add_const_input(self)
+                .check_all_same_dtype(false)
+                .set_check_mem_overlap(true)
+                .build();
+  EwGraph g(it, self.scalar_type());
+  int x = g.input(0);
+  g.output(0, g.unary(TOCL_IR_FREXP_MANTISSA, x));
+  g.output(1, g.cast(g.unary(TOCL_IR_FREXP_EXPONENT, x), TOCL_I32));
+  g.run();
+  return std::forward_as_tuple(mantissa, exponent);
+}
+std::tuple<at::Tensor, at::Tensor> frexp(const at::Tensor& self) {
+  at::Tensor m = at::empty_like(self), e = at::empty_like(self, self.options().dtype(at::kInt));
+  frexp_out(self, m, e);
+  return std::make_tuple(m, e);
+}
 
 }  // namespace
 
@@ -131,6 +179,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("signbit", Predicate<TOCL_IR_SIGNBIT>::fn);
   TOCL_ITER_OUT(m, "signbit.out", Predicate<TOCL_IR_SIGNBIT>::out);
   m.impl("nan_to_num.out", nan_to_num_out);
+  m.impl("polygamma", polygamma);
+  TOCL_ITER_OUT(m, "polygamma.out", polygamma_out);
+  m.impl("frexp.Tensor", frexp);
+  m.impl("frexp.Tensor_out", frexp_out);
   // logical_not's functional and in-place forms decompose into .out.
   TOCL_ITER_OUT(m, "logical_not.out", logical_not_out);
 }

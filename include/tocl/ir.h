@@ -138,6 +138,57 @@ typedef enum tocl_ir_op {
      * later op of the same kernel, so the result equals strict mode's. */
     TOCL_IR_ROUND_F16,          /* float -> nearest float16 (ties to even), as float */
     TOCL_IR_ROUND_BF16,         /* float -> nearest bfloat16 (ties to even; NaN quiet), as float */
+    /* Special functions (runtime/codegen/ir_special.c), as PyTorch's CPU
+     * kernels compute them. Binary ones take (x, n) for the polynomials,
+     * whose degree n is truncated to an integer; (n, x) for polygamma.
+     * Fused eager counts every op from here to TOCL_IR_FREXP_EXPONENT as a
+     * libm call (runtime/fusion/defer_group.c). */
+    TOCL_IR_I0,
+    TOCL_IR_I0E,
+    TOCL_IR_I1,
+    TOCL_IR_I1E,
+    TOCL_IR_BESSEL_J0,
+    TOCL_IR_BESSEL_J1,
+    TOCL_IR_BESSEL_Y0,
+    TOCL_IR_BESSEL_Y1,
+    TOCL_IR_MODIFIED_BESSEL_I0,
+    TOCL_IR_MODIFIED_BESSEL_I1,
+    TOCL_IR_MODIFIED_BESSEL_K0,
+    TOCL_IR_MODIFIED_BESSEL_K1,
+    TOCL_IR_SCALED_MODIFIED_BESSEL_K0,
+    TOCL_IR_SCALED_MODIFIED_BESSEL_K1,
+    TOCL_IR_SPHERICAL_BESSEL_J0,
+    TOCL_IR_AIRY_AI,
+    TOCL_IR_ERFCX,
+    TOCL_IR_NDTRI,
+    TOCL_IR_LOG_NDTR,
+    TOCL_IR_ENTR,
+    TOCL_IR_SINC,
+    TOCL_IR_TRIGAMMA,
+    TOCL_IR_POLYGAMMA,          /* (n, x), n >= 2 an integer */
+    TOCL_IR_ZETA,               /* Hurwitz zeta (x, q) */
+    TOCL_IR_IGAMMA,             /* regularised lower incomplete gamma (a, x) */
+    TOCL_IR_IGAMMAC,            /* upper */
+    TOCL_IR_XLOG1PY,
+    TOCL_IR_LOGADDEXP,
+    TOCL_IR_LOGADDEXP2,
+    TOCL_IR_NEXTAFTER,
+    TOCL_IR_NEXTAFTER_F16,      /* nextafter of float16 values held in float: one float16 step */
+    TOCL_IR_NEXTAFTER_BF16,     /* one bfloat16 step */
+    TOCL_IR_CHEBYSHEV_T,
+    TOCL_IR_CHEBYSHEV_U,
+    TOCL_IR_CHEBYSHEV_V,
+    TOCL_IR_CHEBYSHEV_W,
+    TOCL_IR_SHIFTED_CHEBYSHEV_T,
+    TOCL_IR_SHIFTED_CHEBYSHEV_U,
+    TOCL_IR_SHIFTED_CHEBYSHEV_V,
+    TOCL_IR_SHIFTED_CHEBYSHEV_W,
+    TOCL_IR_HERMITE_H,
+    TOCL_IR_HERMITE_HE,
+    TOCL_IR_LAGUERRE_L,
+    TOCL_IR_LEGENDRE_P,
+    TOCL_IR_FREXP_MANTISSA,     /* frexp's mantissa in [0.5, 1) */
+    TOCL_IR_FREXP_EXPONENT,     /* frexp's exponent as a float (exact); cast it to int32 */
     TOCL_IR_OP_COUNT
 } tocl_ir_op;
 

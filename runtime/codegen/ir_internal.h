@@ -2,6 +2,8 @@
 #ifndef TOCL_IR_INTERNAL_H
 #define TOCL_IR_INTERNAL_H
 
+#include <stdint.h>
+
 #include "tocl/ir.h"
 
 /* How an op's arguments and result dtypes relate; validation and the
@@ -37,6 +39,7 @@ typedef struct tocl_ir_op_info {
     const char *f_bool;
     const char *h_float; /* helper functions for the float column, or NULL */
     const char *h_int;   /* helper functions for the integer (and bool) column, or NULL */
+    uint64_t sf;         /* special functions the float formula calls (ir_special.h), or 0 */
 } tocl_ir_op_info;
 
 /* The helper template op needs in dtype `cls` (NULL if none). */

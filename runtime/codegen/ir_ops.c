@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "codegen/ir_internal.h"
+#include "codegen/ir_special.h"
 
 /* "Not available for this dtype class": distinct from NULL, which for the
  * bool column means "same as the integer column". */
@@ -192,8 +193,16 @@ static const char h_logsigmoid_bw[] =
  * modulo 2^bits, which is what PyTorch's integer ops do. Rows list, in
  * order: name, arity, signature, float, integer and bool formulas, float
  * and integer helpers. */
-#define ROW(op, name, arity, sig, ff, fi, fb) [op] = {name, arity, sig, ff, fi, fb, NULL, NULL}
-#define ROWH(op, name, arity, sig, ff, fi, fb, hf, hi) [op] = {name, arity, sig, ff, fi, fb, hf, hi}
+#define ROW(op, name, arity, sig, ff, fi, fb) [op] = {name, arity, sig, ff, fi, fb, NULL, NULL, 0}
+#define ROWH(op, name, arity, sig, ff, fi, fb, hf, hi) [op] = {name, arity, sig, ff, fi, fb, hf, hi, 0}
+/* A floating op whose formula calls functions of the special-function
+ * library (ir_special.h); `sf` names them. */
+#define SPECIAL(op, name, arity, f, sf) [op] = {name, arity, TOCL_IR_SIG_SAME, f, NA, NA, NULL, NULL, sf}
+#define SPECIAL1(op, name, fn, id) SPECIAL(op, name, 1, "tocl_sf_" fn "_%T(%0)", TOCL_SF_BIT(id))
+/* The orthogonal polynomials P(x, n): the degree is truncated to an integer
+ * (tocl_sf_degree) as the CPU's static_cast<int64_t> does. */
+#define POLY(op, name, fn, id) \
+    SPECIAL(op, name, 2, "tocl_sf_" fn "_%T(%0, tocl_sf_degree_%T(%1))", TOCL_SF_BIT(id) | TOCL_SF_BIT(DEGREE))
 #define UNARY_FLOAT(op, name, f) ROW(op, name, 1, TOCL_IR_SIG_SAME, f, NA, NA)
 #define BINARY_FLOAT(op, name, f) ROW(op, name, 2, TOCL_IR_SIG_SAME, f, NA, NA)
 #define PREDICATE(op, name, arity, f) ROW(op, name, arity, TOCL_IR_SIG_CMP, f, f, NULL)
@@ -211,6 +220,39 @@ static const char h_round_bf16[] =
     "    uint u = as_uint((float)x);\n"
     "    if ((u & 0x7fffffffu) > 0x7f800000u)\n        return (%T)as_float(0x7fc00000u);\n"
     "    return (%T)as_float(((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) << 16);\n}\n";
+
+static const char h_frexp_m[] =
+    "inline %T tocl_frexp_m_%T(%T x)\n{\n"
+    "    int e;\n"
+    "    return frexp(x, &e);\n}\n";
+
+static const char h_frexp_e[] =
+    "inline %T tocl_frexp_e_%T(%T x)\n{\n"
+    "    int e;\n"
+    "    frexp(x, &e);\n"
+    "    return (%T)e;\n}\n";
+
+/* nextafter of float16 / bfloat16 values computed in float: a step of the
+ * storage format's bits (as c10's Half and BFloat16 nextafter), away from
+ * or toward zero; from zero the smallest subnormal with y's sign. */
+static const char h_nextafter_f16[] =
+    "inline %T tocl_nextafter_f16_%T(%T x, %T y)\n{\n"
+    "    if (isnan(x) || isnan(y))\n        return x + y;\n"
+    "    if (x == y)\n        return y;\n"
+    "    if (x == 0)\n        return copysign((%T)5.9604644775390625e-08%F, y);\n"
+    "    ushort h;\n"
+    "    vstore_half_rte((float)x, 0, (__private half *)&h);\n"
+    "    h = ((x < y) == (x > 0)) ? (ushort)(h + 1) : (ushort)(h - 1);\n"
+    "    return (%T)vload_half(0, (__private const half *)&h);\n}\n";
+
+static const char h_nextafter_bf16[] =
+    "inline %T tocl_nextafter_bf16_%T(%T x, %T y)\n{\n"
+    "    if (isnan(x) || isnan(y))\n        return x + y;\n"
+    "    if (x == y)\n        return y;\n"
+    "    if (x == 0)\n        return (%T)copysign(as_float(0x00010000u), (float)y);\n"
+    "    uint u = as_uint((float)x);\n"
+    "    u = ((x < y) == (x > 0)) ? u + 0x10000u : u - 0x10000u;\n"
+    "    return (%T)as_float(u);\n}\n";
 
 static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     ROW(TOCL_IR_INPUT, "input", 0, TOCL_IR_SIG_LEAF, NULL, NULL, NULL),
@@ -344,6 +386,76 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
         NA, NA),
     ROWH(TOCL_IR_ROUND_F16, "round_f16", 1, TOCL_IR_SIG_SAME, "tocl_round_f16_%T(%0)", NA, NA, h_round_f16, NULL),
     ROWH(TOCL_IR_ROUND_BF16, "round_bf16", 1, TOCL_IR_SIG_SAME, "tocl_round_bf16_%T(%0)", NA, NA, h_round_bf16,
+         NULL),
+
+    SPECIAL1(TOCL_IR_I0, "i0", "i0", I0),
+    SPECIAL1(TOCL_IR_I0E, "i0e", "i0e", I0E),
+    SPECIAL1(TOCL_IR_I1, "i1", "i1", I1),
+    SPECIAL1(TOCL_IR_I1E, "i1e", "i1e", I1E),
+    SPECIAL1(TOCL_IR_BESSEL_J0, "bessel_j0", "bessel_j0", BESSEL_J0),
+    SPECIAL1(TOCL_IR_BESSEL_J1, "bessel_j1", "bessel_j1", BESSEL_J1),
+    SPECIAL1(TOCL_IR_BESSEL_Y0, "bessel_y0", "bessel_y0", BESSEL_Y0),
+    SPECIAL1(TOCL_IR_BESSEL_Y1, "bessel_y1", "bessel_y1", BESSEL_Y1),
+    SPECIAL1(TOCL_IR_MODIFIED_BESSEL_I0, "modified_bessel_i0", "modified_bessel_i0", MODIFIED_BESSEL_I0),
+    SPECIAL1(TOCL_IR_MODIFIED_BESSEL_I1, "modified_bessel_i1", "modified_bessel_i1", MODIFIED_BESSEL_I1),
+    SPECIAL1(TOCL_IR_MODIFIED_BESSEL_K0, "modified_bessel_k0", "modified_bessel_k0", MODIFIED_BESSEL_K0),
+    SPECIAL1(TOCL_IR_MODIFIED_BESSEL_K1, "modified_bessel_k1", "modified_bessel_k1", MODIFIED_BESSEL_K1),
+    SPECIAL1(TOCL_IR_SCALED_MODIFIED_BESSEL_K0, "scaled_modified_bessel_k0", "scaled_modified_bessel_k0",
+             SCALED_MODIFIED_BESSEL_K0),
+    SPECIAL1(TOCL_IR_SCALED_MODIFIED_BESSEL_K1, "scaled_modified_bessel_k1", "scaled_modified_bessel_k1",
+             SCALED_MODIFIED_BESSEL_K1),
+    SPECIAL1(TOCL_IR_SPHERICAL_BESSEL_J0, "spherical_bessel_j0", "spherical_bessel_j0", SPHERICAL_BESSEL_J0),
+    SPECIAL1(TOCL_IR_AIRY_AI, "airy_ai", "airy_ai", AIRY_AI),
+    SPECIAL1(TOCL_IR_ERFCX, "erfcx", "erfcx", ERFCX),
+    SPECIAL1(TOCL_IR_NDTRI, "ndtri", "ndtri", NDTRI),
+    SPECIAL1(TOCL_IR_LOG_NDTR, "log_ndtr", "log_ndtr", LOG_NDTR),
+    UNARY_FLOAT(TOCL_IR_ENTR, "entr",
+                "(isnan(%0) ? %0 : (%0 > 0 ? -%0 * log(%0) : (%0 == 0 ? (%T)0 : (%T)-INFINITY)))"),
+    /* pi * x rounded once, as the CPU forms it. */
+    UNARY_FLOAT(TOCL_IR_SINC, "sinc",
+                "(%0 == 0 ? (%T)1 : sin(3.14159265358979323846%F * %0) / (3.14159265358979323846%F * %0))"),
+    SPECIAL1(TOCL_IR_TRIGAMMA, "trigamma", "trigamma", TRIGAMMA),
+    SPECIAL(TOCL_IR_POLYGAMMA, "polygamma", 2,
+            "((fmod(%0, (%T)2) != 0 ? (%T)1 : (%T)-1) * exp(lgamma(%0 + 1)) * tocl_sf_zeta_%T(%0 + 1, %1))",
+            TOCL_SF_BIT(ZETA)),
+    SPECIAL(TOCL_IR_ZETA, "zeta", 2, "tocl_sf_zeta_%T(%0, %1)", TOCL_SF_BIT(ZETA)),
+    SPECIAL(TOCL_IR_IGAMMA, "igamma", 2, "tocl_sf_igamma_%T(%0, %1)", TOCL_SF_BIT(IGAMMA)),
+    SPECIAL(TOCL_IR_IGAMMAC, "igammac", 2, "tocl_sf_igammac_%T(%0, %1)", TOCL_SF_BIT(IGAMMAC)),
+    BINARY_FLOAT(TOCL_IR_XLOG1PY, "xlog1py", "(isnan(%1) ? %1 : (%0 == 0 ? (%T)0 : %0 * log1p(%1)))"),
+    /* The CPU's max(a, b) + log1p(exp(-|a - b|)); equal infinities are
+     * returned as they are (inf - inf would be NaN). */
+    BINARY_FLOAT(TOCL_IR_LOGADDEXP, "logaddexp",
+                 "((isinf(%0) && %0 == %1) ? %0 : (%0 < %1 ? %1 : %0) + log1p(exp(-fabs(%0 - %1))))"),
+    BINARY_FLOAT(TOCL_IR_LOGADDEXP2, "logaddexp2",
+                 "((isinf(%0) && %0 == %1) ? %0 : (%0 < %1 ? %1 : %0) + "
+                 "log1p(exp2(-fabs(%0 - %1))) * 1.44269504088896340736%F)"),
+    BINARY_FLOAT(TOCL_IR_NEXTAFTER, "nextafter", "nextafter(%0, %1)"),
+    ROWH(TOCL_IR_NEXTAFTER_F16, "nextafter_f16", 2, TOCL_IR_SIG_SAME, "tocl_nextafter_f16_%T(%0, %1)", NA, NA,
+         h_nextafter_f16, NULL),
+    ROWH(TOCL_IR_NEXTAFTER_BF16, "nextafter_bf16", 2, TOCL_IR_SIG_SAME, "tocl_nextafter_bf16_%T(%0, %1)", NA, NA,
+         h_nextafter_bf16, NULL),
+    POLY(TOCL_IR_CHEBYSHEV_T, "chebyshev_polynomial_t", "chebyshev_polynomial_t", CHEBYSHEV_POLYNOMIAL_T),
+    POLY(TOCL_IR_CHEBYSHEV_U, "chebyshev_polynomial_u", "chebyshev_polynomial_u", CHEBYSHEV_POLYNOMIAL_U),
+    POLY(TOCL_IR_CHEBYSHEV_V, "chebyshev_polynomial_v", "chebyshev_polynomial_v", CHEBYSHEV_POLYNOMIAL_V),
+    POLY(TOCL_IR_CHEBYSHEV_W, "chebyshev_polynomial_w", "chebyshev_polynomial_w", CHEBYSHEV_POLYNOMIAL_W),
+    POLY(TOCL_IR_SHIFTED_CHEBYSHEV_T, "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_t",
+         SHIFTED_CHEBYSHEV_POLYNOMIAL_T),
+    POLY(TOCL_IR_SHIFTED_CHEBYSHEV_U, "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_u",
+         SHIFTED_CHEBYSHEV_POLYNOMIAL_U),
+    POLY(TOCL_IR_SHIFTED_CHEBYSHEV_V, "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_v",
+         SHIFTED_CHEBYSHEV_POLYNOMIAL_V),
+    POLY(TOCL_IR_SHIFTED_CHEBYSHEV_W, "shifted_chebyshev_polynomial_w", "shifted_chebyshev_polynomial_w",
+         SHIFTED_CHEBYSHEV_POLYNOMIAL_W),
+    POLY(TOCL_IR_HERMITE_H, "hermite_polynomial_h", "hermite_polynomial_h", HERMITE_POLYNOMIAL_H),
+    POLY(TOCL_IR_HERMITE_HE, "hermite_polynomial_he", "hermite_polynomial_he", HERMITE_POLYNOMIAL_HE),
+    POLY(TOCL_IR_LAGUERRE_L, "laguerre_polynomial_l", "laguerre_polynomial_l", LAGUERRE_POLYNOMIAL_L),
+    POLY(TOCL_IR_LEGENDRE_P, "legendre_polynomial_p", "legendre_polynomial_p", LEGENDRE_POLYNOMIAL_P),
+    /* frexp: OpenCL's frexp, which gives 0 as the exponent of 0, inf and
+     * NaN as glibc does; the exponent is a float holding an integer (exact),
+     * cast to int32 by whoever builds the graph. */
+    ROWH(TOCL_IR_FREXP_MANTISSA, "frexp_mantissa", 1, TOCL_IR_SIG_SAME, "tocl_frexp_m_%T(%0)", NA, NA, h_frexp_m,
+         NULL),
+    ROWH(TOCL_IR_FREXP_EXPONENT, "frexp_exponent", 1, TOCL_IR_SIG_SAME, "tocl_frexp_e_%T(%0)", NA, NA, h_frexp_e,
          NULL),
 };
 

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "codegen/ir_internal.h"
+#include "codegen/ir_special.h"
 #include "codegen/render_internal.h"
 
 void tocl_text_put(tocl_text *t, const char *fmt, ...) {
@@ -111,9 +112,32 @@ static tocl_dtype node_class(const tocl_ir_graph *g, const tocl_ir_node *n, cons
     return info->sig == TOCL_IR_SIG_CMP ? g->nodes[n->arg[0]].dtype : n->dtype;
 }
 
-/* Helper functions used by the graph, each (op, class) once, in node order
+/* The special functions (ir_special.h) the float formulas of g's nodes
+ * call in class cls, with their callees. */
+static uint64_t special_needs(const tocl_ir_graph *g, tocl_dtype cls) {
+    uint64_t needs = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const tocl_ir_node *n = &g->nodes[i];
+        const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);
+        if (info->sf && info->sig != TOCL_IR_SIG_LEAF && info->sig != TOCL_IR_SIG_CAST && node_class(g, n, info) == cls)
+            needs |= info->sf;
+    }
+    return tocl_sf_closure(needs);
+}
+
+/* Helper functions used by the graph: the special functions (float, then
+ * double; callees first), then each (op, class) helper once, in node order,
  * so the text is a function of the graph alone. */
 void tocl_render_helpers(tocl_text *t, const tocl_ir_graph *g) {
+    static const tocl_dtype float_classes[] = {TOCL_F32, TOCL_F64};
+    for (int c = 0; c < 2; c++) {
+        uint64_t needs = special_needs(g, float_classes[c]);
+        for (int k = 0; k < TOCL_SF_COUNT; k++)
+            if (needs & (UINT64_C(1) << k)) {
+                put_formula(t, tocl_sf_table[k].text, NULL, 0, float_classes[c]);
+                tocl_text_put(t, "\n");
+            }
+    }
     for (int i = 0; i < g->n_nodes; i++) {
         const tocl_ir_node *n = &g->nodes[i];
         const tocl_ir_op_info *info = tocl_ir_op_info_get(n->op);

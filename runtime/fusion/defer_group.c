@@ -68,6 +68,8 @@ int tocl_defer_math_calls(int dev, const tocl_ir_graph *g) {
             n++;
             break;
         default:
+            /* the special functions (ir.h: TOCL_IR_I0 to TOCL_IR_FREXP_EXPONENT) call libm or loop */
+            n += op >= TOCL_IR_I0 && op <= TOCL_IR_FREXP_EXPONENT;
             break;
         }
     }

@@ -34,7 +34,10 @@ def _ir_arity():
     arity = {}
     for m in re.finditer(r"\b(UNARY_FLOAT|BINARY_FLOAT)\(TOCL_IR_\w+,\s*\"(\w+)\"", src):
         arity[m.group(2)] = 1 if m.group(1) == "UNARY_FLOAT" else 2
-    # ROW, ROWH, PREDICATE, ...: (op, name, arity, ...)
+    # SPECIAL1 (unary special function), POLY (polynomial in x of degree n)
+    for m in re.finditer(r"\b(SPECIAL1|POLY)\(TOCL_IR_\w+,\s*\"(\w+)\"", src):
+        arity[m.group(2)] = 1 if m.group(1) == "SPECIAL1" else 2
+    # ROW, ROWH, PREDICATE, SPECIAL, ...: (op, name, arity, ...)
     for m in re.finditer(r"\b[A-Z]+\(TOCL_IR_\w+,\s*\"(\w+)\",\s*(\d)", src):
         arity[m.group(1)] = int(m.group(2))
     return arity
