@@ -27,9 +27,9 @@ using SimpleBinary = Forms<simple_binary<OP, FLOAT_OP>>;
 template <tocl_ir_op OP>
 at::Tensor alpha_binary(const at::Tensor& out_arg, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
   at::Tensor out = out_arg;
-  auto iter = at::TensorIterator::binary_op(out, a, b);
-  if (OP == TOCL_IR_SUB)
+  if (OP == TOCL_IR_SUB)  // before the iterator's cast check, as the CPU (fuzz seeds 100128, 100332)
     at::native::sub_check(a, b);
+  auto iter = at::TensorIterator::binary_op(out, a, b);
   at::native::alpha_check(iter.common_dtype(), alpha);
   run_binary(iter, OP, alpha);
   return iter.output();

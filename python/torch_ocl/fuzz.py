@@ -507,6 +507,17 @@ class _Gen:
                 code = f"{target}[...] = {b}"
             else:  # out= into a value that may alias an operand
                 a, ua = self.operand(0)
+                # Only into a target of the result's shape: resizing a non-empty out= is deprecated,
+                # and when an operand aliases the resized target (a view of it, broadcast) the result
+                # depends on the order the elements are written (the CPU happens to hoist a broadcast
+                # operand; a GPU does not). Fuzz seed 100143.
+                try:
+                    same = eval(f"tuple(torch.broadcast_shapes(torch.as_tensor({a}).shape, "
+                                f"torch.as_tensor({b}).shape)) == tuple(({target}).shape)", self.ns)
+                except Exception:
+                    same = True  # a step that raises is kept as the error case it is
+                if not same:
+                    return False
                 code = f"torch.{r.choice(['add', 'mul', 'sub', 'maximum'])}({a}, {b}, out={target})"
                 ub = ub + ua
             return self.emit(code, "inplace", x, ub)

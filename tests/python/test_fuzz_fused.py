@@ -165,3 +165,42 @@ def test_fuzz_seed_100068_nan_sign_is_not_compared():
          ['v5', 'v9', 'v4'], False),
     ]
     assert fuzz.check(steps) == []
+
+
+@pytest.mark.parametrize("steps", [
+    [  # seed 100128: sub_ of a float into a bool tensor
+        ('v0 = mk((), torch.bool, 752)', 'input', 'v0', [], False),
+        ('v1 = mk((1, 1, 1, 8), torch.float32, 801)', 'input', 'v1', [], True),
+        ('v2 = torch.minimum(v1, v0.unsqueeze(0))', 'pw', 'v2', ['v1', 'v0'], True),
+        ('v4 = (torch.nn.functional.silu(v2) <= 0.5)', 'discrete', 'v4', ['v2'], False),
+        ('v4.sub_(v2)', 'inplace', 'v4', ['v2'], False),
+    ],
+    [  # seed 100332: sub of a bool and a float into an int64 out=
+        ('v0 = mk((), torch.int64, 49)', 'input', 'v0', [], False),
+        ('v1 = mk((), torch.uint8, 974)', 'input', 'v1', [], False),
+        ('v2 = torch.maximum((v0 * 0.5), torch.sin(v1))', 'pw', 'v2', ['v0', 'v1'], True),
+        ('v4 = (v2 * 2).std()', 'red', 'v4', ['v2'], True),
+        ('torch.sub(torch.nan_to_num(v2).clamp(0, 100).to(torch.bool), v4.neg(), out=v0)', 'inplace', 'v0',
+         ['v4', 'v2'], False),
+    ],
+])
+def test_fuzz_sub_with_a_bool_operand_raises_not_implemented_as_the_cpu(steps):
+    """The CPU checks sub's bool operands (NotImplementedError) before the result's cast (RuntimeError);
+    ocl checked the cast first. Fixed in adapter/aten/ocl_binary_ops.cpp."""
+    errs, _ = fuzz.run(steps, "ocl", "strict")
+    assert errs[-1] == "NotImplementedError"
+    assert fuzz.check(steps) == []
+
+
+def test_fuzz_seed_100207_copy_between_two_views_of_the_same_elements():
+    """x.expand(3, 2)[...] = x.expand(3, 2): the CPU returns (nothing to copy) before its overlap check;
+    ocl raised the internal-overlap error. Fixed in adapter/aten/ocl_copy.cpp."""
+    steps = [
+        ('v2 = mk((), torch.int8, 864)', 'input', 'v2', [], False),
+        ('v4 = v2.expand(3, 2)', 'view', 'v4', ['v2'], False),
+        ('v4[...] = v2.expand(3, 2)', 'inplace', 'v4', ['v2'], False),
+    ]
+    assert fuzz.check(steps) == []
+    x = torch.arange(6.0, device="ocl").view(2, 3)
+    with pytest.raises(RuntimeError, match="single memory location"):  # a real overlap still raises
+        x.t().expand(2, 3, 2)[...] = torch.ones(2, 3, 2, device="ocl")
