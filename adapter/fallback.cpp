@@ -410,6 +410,20 @@ class CheckedOut final : public c10::OperatorKernel {
       op.callBoxedForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd, *stack);
       return;
     }
+    // An out whose elements share memory (an expanded tensor) is refused before anything is
+    // resized or written, as the CPU's kernels do (index_select's error input): the dense
+    // temporary below would otherwise hide the overlap from the kernel's own check.
+    auto refuse_overlap = [](const at::Tensor& t) {
+      if (on_ocl(t) && t.numel() > 1)
+        at::assert_no_internal_overlap(t);
+    };
+    for (size_t i : outs_) {
+      if (args[i].isTensor())
+        refuse_overlap(args[i].toTensor());
+      else if (args[i].isTensorList())
+        for (const at::Tensor& t : args[i].toTensorVector())
+          refuse_overlap(t);
+    }
     // ocl kernels write their outputs densely; a non-contiguous out (a
     // gapped or transposed view, a channels-last tensor) gets a contiguous
     // temporary of its sizes and dtype, copied into the out afterwards, as

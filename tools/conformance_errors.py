@@ -31,10 +31,6 @@ import warnings
 # (case, status) -> reason: differences understood and not fixed yet. A listed case that starts
 # passing is reported as "fixed" so the entry can be removed.
 KNOWN = {
-    ("index_select[0]", "no-raise"):
-        "out= is an expanded (internally overlapping) tensor: the adapter's out= wrapper "
-        "(adapter/fallback.cpp, install_out_device_checks) gives a non-contiguous out a dense "
-        "temporary, so the kernel's overlap check never sees it; the CPU raises 'unsupported operation'",
     ("narrow_copy[1]", "wrong-type"):
         "dim out of range: ocl raises IndexError (as CUDA's narrow_copy, via narrow), the CPU's "
         "narrow_copy_dense_cpu an internal-assert RuntimeError",

@@ -145,6 +145,7 @@ static tocl_status load_or_build(int dev, tocl_program_key key, const char *sour
     g_stats.build_seconds += dt;
     pthread_mutex_unlock(&g_lock);
     tocl_log(TOCL_LOG_BUILDS, "built program %s for %s in %.2f s", hex, devname, dt);
+    tocl_build_notice(devname, dt, disk && !atomic_load(&g_unwritable_noted) ? dir : NULL);
     if (!disk)
         return TOCL_OK;
     /* A failed write costs only a future rebuild. */

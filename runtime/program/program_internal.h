@@ -63,4 +63,8 @@ void tocl_driver_output_release(void);
 /* Seconds on a monotonic clock. */
 double tocl_program_now(void);
 
+/* build_notice.c: a program was built from source in `seconds`; says so on
+ * stderr once the waiting adds up (cache_dir NULL: no disk cache). */
+void tocl_build_notice(const char *devname, double seconds, const char *cache_dir);
+
 #endif

@@ -154,3 +154,26 @@ def test_symlinked_cache_dir_is_refused(tmp_path):
     builds, hits, rejects = map(int, r.stdout.split())
     assert hits == 0 and builds > 0
     assert "symbolic link" in r.stderr
+
+
+def _stderr(cache, **env):
+    e = dict(os.environ, TORCH_OCL_CACHE_DIR=str(cache), TORCH_OCL_FALLBACK="error", **env)
+    r = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, env=e, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stderr
+
+
+def test_a_cold_cache_says_why_the_first_step_waits(tmp_path):
+    """Building from source prints one line naming the device and the cache (runtime/program/
+    build_notice.c): shown on a terminal, or with TORCH_OCL_BUILD_NOTICE=1; here the threshold is 0 s."""
+    err = _stderr(tmp_path, TORCH_OCL_BUILD_NOTICE="1", TORCH_OCL_BUILD_NOTICE_S="0")
+    lines = [ln for ln in err.splitlines() if "building OpenCL kernels for" in ln]
+    assert len(lines) == 1, err  # then at most one line per 10 s of building
+    assert "1 built in" in lines[0] and str(tmp_path) in lines[0] and "one-time cost" in lines[0]
+    # a warm cache builds nothing and says nothing
+    assert "building OpenCL kernels" not in _stderr(tmp_path, TORCH_OCL_BUILD_NOTICE="1", TORCH_OCL_BUILD_NOTICE_S="0")
+
+
+def test_the_build_notice_stays_off_when_asked_and_off_a_terminal(tmp_path):
+    assert "building OpenCL" not in _stderr(tmp_path / "a", TORCH_OCL_BUILD_NOTICE="0", TORCH_OCL_BUILD_NOTICE_S="0")
+    assert "building OpenCL" not in _stderr(tmp_path / "b", TORCH_OCL_BUILD_NOTICE_S="0")  # stderr is a pipe
