@@ -202,6 +202,24 @@ void mem_guard_poll(int wait) {
     }
 }
 
+/* After a device sync the read-backs queued on that device's streams have
+ * completed: check them and release their events and buffers now rather than
+ * at the next allocation (a process that synchronizes and then only frees
+ * would otherwise hold them, and a corrupted canary would be reported late). */
+void tocl_mem_guard_after_sync(void) {
+    pthread_mutex_lock(&tocl_mem_lock);
+    if (mem_guard_on())
+        mem_guard_poll(0);
+    pthread_mutex_unlock(&tocl_mem_lock);
+}
+
+int tocl_mem_guard_in_flight(void) {
+    pthread_mutex_lock(&tocl_mem_lock);
+    int n = g_nchecks;
+    pthread_mutex_unlock(&tocl_mem_lock);
+    return n;
+}
+
 void mem_guard_check_live(int dev) {
     int n;
     mem_segment **segs = mem_seg_all(&n);
