@@ -12,8 +12,8 @@
  * stream, after markers of every other stream that used the block, without a
  * host wait: the in-order queue runs the read before any later user of the
  * memory, so the block is reused as usual; the bytes read are compared when
- * the read has completed, at a later allocation or at the latest at
- * empty_cache / tocl_mem_guard_check. Fused eager: at free the stream's
+ * the read has completed, at a later allocation or device sync, or at the
+ * latest at empty_cache / tocl_mem_guard_check. Fused eager: at free the stream's
  * deferred ops are enqueued first, so their writes are checked and none is
  * left to land on a reused block's new canaries (guard mode thus fuses less).
  * tocl_mem_empty_cache and tocl_mem_guard_check also check every live block.
