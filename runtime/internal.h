@@ -68,6 +68,11 @@ tocl_status tocl_stream_wait_stream(int wdev, int wstream, int dev, int stream);
 
 /* mem/: map an address inside a live block to its buffer and byte offset. */
 tocl_status tocl_mem_resolve(tocl_addr addr, int *dev, cl_mem *buf, size_t *offset);
+/* mem/guard.c (TORCH_OCL_GUARD=1; no-ops otherwise): tocl_device_sync calls
+ * after_sync to check and release the canary read-backs that have completed;
+ * in_flight counts those still held (each holds one cl_event), for tests. */
+void tocl_mem_guard_after_sync(void);
+int tocl_mem_guard_in_flight(void);
 
 /* program/: build-or-fetch a program, and make a new kernel object from it
  * (the caller owns the kernel and releases it; kernels are not shared

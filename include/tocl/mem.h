@@ -132,7 +132,8 @@ void tocl_mem_snapshot_release(tocl_mem_snapshot *s);
 /* Guard mode, for tests: with TORCH_OCL_GUARD=1 (read at the first
  * allocation) every block gets 512 canary bytes before the caller's range and
  * 512-1023 after it, written at allocation and checked when the block is
- * freed (without a host wait: the block is reused once the read-back is done),
+ * freed (without a host wait: the block is reused once the read-back is done;
+ * the bytes read are compared at the next allocation or tocl_device_sync),
  * at tocl_mem_empty_cache and at tocl_mem_guard_check. A changed canary prints
  * a line on stderr (block address, its size, offset of the first bad byte)
  * and counts one violation. Range checks then end at the requested size.

@@ -12,8 +12,8 @@
  * stream, after markers of every other stream that used the block, without a
  * host wait: the in-order queue runs the read before any later user of the
  * memory, so the block is reused as usual; the bytes read are compared when
- * the read has completed, at a later allocation or at the latest at
- * empty_cache / tocl_mem_guard_check. Fused eager: at free the stream's
+ * the read has completed, at a later allocation or device sync, or at the
+ * latest at empty_cache / tocl_mem_guard_check. Fused eager: at free the stream's
  * deferred ops are enqueued first, so their writes are checked and none is
  * left to land on a reused block's new canaries (guard mode thus fuses less).
  * tocl_mem_empty_cache and tocl_mem_guard_check also check every live block.
@@ -200,6 +200,24 @@ void mem_guard_poll(int wait) {
         free(c->buf);
         g_checks[i] = g_checks[--g_nchecks];
     }
+}
+
+/* After a device sync the read-backs queued on that device's streams have
+ * completed: check them and release their events and buffers now rather than
+ * at the next allocation (a process that synchronizes and then only frees
+ * would otherwise hold them, and a corrupted canary would be reported late). */
+void tocl_mem_guard_after_sync(void) {
+    pthread_mutex_lock(&tocl_mem_lock);
+    if (mem_guard_on())
+        mem_guard_poll(0);
+    pthread_mutex_unlock(&tocl_mem_lock);
+}
+
+int tocl_mem_guard_in_flight(void) {
+    pthread_mutex_lock(&tocl_mem_lock);
+    int n = g_nchecks;
+    pthread_mutex_unlock(&tocl_mem_lock);
+    return n;
 }
 
 void mem_guard_check_live(int dev) {

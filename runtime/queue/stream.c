@@ -188,6 +188,7 @@ tocl_status tocl_device_sync(int dev) {
             TOCL_CL_TRY(clFinish(q), "clFinish");
         mark_idle(dev, s, g);
     }
+    tocl_mem_guard_after_sync();
     return TOCL_OK;
 }
 

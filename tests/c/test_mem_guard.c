@@ -174,6 +174,39 @@ static void test_violations(void) {
     CHECK(tocl_mem_guard_violations() == v0 + 3);
 }
 
+/* Frees after the last allocation leave their read-backs in flight (one
+ * cl_event and a host buffer each) until something polls them: a device sync
+ * must, since they are complete then. Without it the cl_event count a soak
+ * samples after synchronize varied with how many frees followed the last
+ * allocation (156..177 in the GPT soak), and a canary hit went unreported. */
+static void sync_then_free_overrun(void) {
+    CHECK_OK(tocl_mem_alloc(0, 1000, &g_a));
+    poke(g_a, 1000, 1);
+    CHECK_OK(tocl_mem_free(g_a));
+    CHECK_OK(tocl_device_sync(0));
+}
+
+static void test_sync_completes_read_backs(void) {
+    enum { N = 50 };
+    tocl_addr a[N];
+    CHECK_OK(tocl_device_sync(0));
+    CHECK(tocl_mem_guard_in_flight() == 0);
+    for (int i = 0; i < N; i++)
+        CHECK_OK(tocl_mem_alloc(0, 256 + 64 * (size_t)i, &a[i]));
+    for (int i = 0; i < N; i++)
+        CHECK_OK(tocl_mem_free(a[i]));
+    /* No allocation since: every read-back is still held. */
+    CHECK(tocl_mem_guard_in_flight() == N);
+    CHECK_OK(tocl_device_sync(0));
+    CHECK(tocl_mem_guard_in_flight() == 0);
+
+    uint64_t v0 = tocl_mem_guard_violations();
+    const char *err = capture_stderr(sync_then_free_overrun);
+    CHECK(tocl_mem_guard_violations() == v0 + 1); /* reported at the sync, no allocation needed */
+    CHECK(strstr(err, "(1000 bytes,") != NULL);
+    CHECK(tocl_mem_guard_in_flight() == 0);
+}
+
 int main(void) {
     setenv("TORCH_OCL_GUARD", "1", 1); /* read at the first allocation */
     CHECK_OK(tocl_init());
@@ -184,6 +217,7 @@ int main(void) {
     CHECK(tocl_mem_guard_enabled());
     test_clean_run();
     test_violations();
+    test_sync_completes_read_backs();
     CHECK_OK(tocl_mem_empty_cache(0));
     tocl_mem_stats s;
     CHECK_OK(tocl_mem_stats_get(0, &s));

@@ -3,6 +3,11 @@
 `make soak` runs the long form (10,000 steps, docs/soak.*). Here tools/soak.py
 runs 200 steps in a child process (hard timeout) with the cl_live shim
 preloaded, so leaked cl_mem, events, programs or kernels fail the test.
+It runs in both pytest runs. Under TORCH_OCL_GUARD=1 every free holds one
+cl_event (the canary read-back) until it is polled; synchronize polls them
+(before, at the next allocation only, the count after synchronize moved
+between 32 and 188 with the frees since the last allocation, bounded but
+not flat), so the samples, taken after synchronize, are flat there too.
 """
 
 import json
@@ -26,9 +31,6 @@ def _shim(tmp_path):
     return out
 
 
-@pytest.mark.skipif(os.environ.get("TORCH_OCL_GUARD") == "1",
-                    reason="in the strict+guard run the OpenCL events held rose from 156 to 177 over 200 steps "
-                           "(clean-clone CI run, session 9): not yet told apart from a leak; runs in the fused run")
 def test_soak_short_form_is_flat(tmp_path):
     env = dict(os.environ, LD_PRELOAD=_shim(tmp_path))
     prefix = str(tmp_path / "soak")
