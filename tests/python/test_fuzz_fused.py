@@ -17,7 +17,7 @@ import torch
 import torch_ocl
 from torch_ocl import fuzz
 
-PROGRAMS = int(os.environ.get("TORCH_OCL_FUZZ_PROGRAMS", "80"))
+PROGRAMS = int(os.environ.get("TORCH_OCL_FUZZ_PROGRAMS", "250"))  # per run: 500 in make test
 
 
 def test_fuzz_fixed_seeds():
