@@ -4,8 +4,10 @@
  * kernels (PoCL: 0.1-1 s each), silently; it looks like a hang. Once this
  * process has spent NOTICE_AFTER_S seconds building programs from source, a
  * line says what is happening and that it is a one-time cost; while builds
- * go on, another every REPEAT_S seconds. Builds loaded from the disk cache
- * are not counted: a warm cache prints nothing.
+ * go on, another every REPEAT_S seconds. Only builds a caller waits for are
+ * counted: not those of the background builder (fused eager runs the graph
+ * unfused meanwhile), nor programs loaded from the disk cache, so a warm
+ * cache prints nothing.
  *
  * Shown when stderr is a terminal (a progress note, like pip's; logs and
  * test captures stay clean); TORCH_OCL_BUILD_NOTICE=1 shows it anywhere,
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "program/kernels.h"
 #include "program/program_internal.h"
 
 #define NOTICE_AFTER_S 2.0
@@ -24,7 +27,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_enabled = -1; /* -1: not decided yet */
 static double g_after_s = NOTICE_AFTER_S;
 static unsigned g_built;
-static double g_build_s, g_first_at, g_last_notice;
+static double g_build_s, g_last_notice;
 
 static void decide(void) {
     const char *v = tocl_env("TORCH_OCL_BUILD_NOTICE");
@@ -39,27 +42,27 @@ static void decide(void) {
 }
 
 void tocl_build_notice(const char *devname, double seconds, const char *cache_dir) {
+    if (tocl_on_builder_thread())
+        return;
     pthread_mutex_lock(&g_lock);
     if (g_enabled < 0)
         decide();
     double now = tocl_program_now();
-    if (!g_built)
-        g_first_at = now - seconds;
     g_built++;
     g_build_s += seconds;
     int say = g_enabled && g_build_s >= g_after_s && (g_last_notice == 0 || now - g_last_notice >= REPEAT_S);
     if (say)
         g_last_notice = now;
     unsigned built = g_built;
-    double since = now - g_first_at;
+    double waited = g_build_s;
     pthread_mutex_unlock(&g_lock);
     if (!say)
         return;
     /* One fprintf: a line from another thread does not land inside it. */
     if (cache_dir)
-        fprintf(stderr, "torch_ocl: building OpenCL kernels for %s: %u built in %.0f s so far (a one-time cost: "
-                        "they are cached in %s for the next run)\n", devname, built, since, cache_dir);
+        fprintf(stderr, "torch_ocl: building OpenCL kernels for %s: %u built, %.0f s so far (a one-time cost: "
+                        "they are cached in %s for the next run)\n", devname, built, waited, cache_dir);
     else
-        fprintf(stderr, "torch_ocl: building OpenCL kernels for %s: %u built in %.0f s so far (kept in memory "
-                        "for this process only: the disk cache is off or not writable)\n", devname, built, since);
+        fprintf(stderr, "torch_ocl: building OpenCL kernels for %s: %u built, %.0f s so far (kept in memory "
+                        "for this process only: the disk cache is off or not writable)\n", devname, built, waited);
 }

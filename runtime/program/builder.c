@@ -49,8 +49,13 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static _Thread_local int on_builder_thread;
+
+int tocl_on_builder_thread(void) { return on_builder_thread; }
+
 static void *build_main(void *arg) {
     (void)arg;
+    on_builder_thread = 1;
     pthread_mutex_lock(&build_lock);
     for (;;) {
         /* At exit the queue stays empty: the thread sleeps here, outside the

@@ -78,5 +78,7 @@ void tocl_builder_wait(void);
 int tocl_builder_abandon(double seconds);
 /* Jobs finished so far and the seconds they took. */
 void tocl_builder_stats(uint64_t *builds, double *seconds);
+/* 1 on the builder thread: nobody waits for what it builds. */
+int tocl_on_builder_thread(void);
 
 #endif

@@ -169,7 +169,7 @@ def test_a_cold_cache_says_why_the_first_step_waits(tmp_path):
     err = _stderr(tmp_path, TORCH_OCL_BUILD_NOTICE="1", TORCH_OCL_BUILD_NOTICE_S="0")
     lines = [ln for ln in err.splitlines() if "building OpenCL kernels for" in ln]
     assert len(lines) == 1, err  # then at most one line per 10 s of building
-    assert "1 built in" in lines[0] and str(tmp_path) in lines[0] and "one-time cost" in lines[0]
+    assert "1 built, " in lines[0] and str(tmp_path) in lines[0] and "one-time cost" in lines[0]
     # a warm cache builds nothing and says nothing
     assert "building OpenCL kernels" not in _stderr(tmp_path, TORCH_OCL_BUILD_NOTICE="1", TORCH_OCL_BUILD_NOTICE_S="0")
 
