@@ -391,38 +391,29 @@ class CheckedOut final : public c10::OperatorKernel {
     nreturns_ = returns.size();
   }
 
+  // f(t) for each tensor passed as an out argument (a Tensor or each of a Tensor[]).
+  template <class F>
+  void for_each_out(c10::ArrayRef<c10::IValue> args, F&& f) const {
+    for (size_t i : outs_) {
+      if (args[i].isTensor())
+        f(args[i].toTensor());
+      else if (args[i].isTensorList())
+        for (const at::Tensor& t : args[i].toTensorVector())
+          f(t);
+    }
+  }
+
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
     const size_t begin = stack->size() - nargs_;
     c10::ArrayRef<c10::IValue> args(stack->data() + begin, nargs_);
     if (auto target = target_device(args))
-      for (size_t i : outs_) {
-        auto check = [&](const at::Tensor& t) {
-          TORCH_CHECK(!t.defined() || t.device() == *target, "Expected out tensor to have device ", *target,
-                      ", but got ", t.device(), " instead");
-        };
-        if (args[i].isTensor())
-          check(args[i].toTensor());
-        else if (args[i].isTensorList())
-          for (const at::Tensor& t : args[i].toTensorVector())
-            check(t);
-      }
+      for_each_out(args, [&](const at::Tensor& t) {
+        TORCH_CHECK(!t.defined() || t.device() == *target, "Expected out tensor to have device ", *target,
+                    ", but got ", t.device(), " instead");
+      });
     if (!native_) {
       op.callBoxedForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd, *stack);
       return;
-    }
-    // An out whose elements share memory (an expanded tensor) is refused before anything is
-    // resized or written, as the CPU's kernels do (index_select's error input): the dense
-    // temporary below would otherwise hide the overlap from the kernel's own check.
-    auto refuse_overlap = [](const at::Tensor& t) {
-      if (on_ocl(t) && t.numel() > 1)
-        at::assert_no_internal_overlap(t);
-    };
-    for (size_t i : outs_) {
-      if (args[i].isTensor())
-        refuse_overlap(args[i].toTensor());
-      else if (args[i].isTensorList())
-        for (const at::Tensor& t : args[i].toTensorVector())
-          refuse_overlap(t);
     }
     // ocl kernels write their outputs densely; a non-contiguous out (a
     // gapped or transposed view, a channels-last tensor) gets a contiguous
@@ -432,14 +423,16 @@ class CheckedOut final : public c10::OperatorKernel {
     // see the out's sizes: some read them, normal.Tensor_float_out for one.)
     auto needs_proxy = [](const at::Tensor& t) { return on_ocl(t) && t.numel() != 0 && !t.is_contiguous(); };
     bool any = false;
-    for (size_t i : outs_) {
-      const c10::IValue& v = args[i];
-      if (v.isTensor())
-        any = any || needs_proxy(v.toTensor());
-      else if (v.isTensorList())
-        for (const at::Tensor& t : v.toTensorVector())
-          any = any || needs_proxy(t);
-    }
+    for_each_out(args, [&](const at::Tensor& t) {
+      if (!needs_proxy(t))
+        return;
+      // An out whose elements share memory (an expanded tensor; never a contiguous one) is
+      // refused before anything is resized or written, as the CPU's kernels do (index_select's
+      // error input): the dense temporary would otherwise hide the overlap from the kernel.
+      if (t.numel() > 1)
+        at::assert_no_internal_overlap(t);
+      any = true;
+    });
     if (!any) {  // the common case: every out is contiguous (or empty, or to be resized)
       native_->callBoxed(op, ks, stack);
       return;

@@ -344,6 +344,13 @@ class _Gen:
         self.steps.append((code, kind, out, list(uses), is_float))
         return True
 
+    def holds(self, cond, if_raises):
+        """A condition on the program's CPU values, for the generator to steer by."""
+        try:
+            return bool(eval(cond, self.ns))
+        except Exception:
+            return if_raises
+
     def shape(self, base=None):
         r = self.r
         if base is not None and r.random() < 0.7:
@@ -507,13 +514,9 @@ class _Gen:
                 # x[...] = a 0-dim tensor that shares x's memory: PyTorch's __setitem__ fills from a
                 # CPU value but copies from a device one, and that copy's overlap check raises (on
                 # CUDA too). The CPU run cannot be the reference for it (fuzz seed 4).
-                try:
-                    aliased = eval(f"isinstance({b}, torch.Tensor) and ({b}).dim() == 0 and "
-                                   f"({b}).untyped_storage().data_ptr() == ({target}).untyped_storage().data_ptr()",
-                                   self.ns)
-                except Exception:
-                    aliased = False
-                if aliased:
+                if self.holds(f"isinstance({b}, torch.Tensor) and ({b}).dim() == 0 and "
+                              f"({b}).untyped_storage().data_ptr() == ({target}).untyped_storage().data_ptr()",
+                              if_raises=False):
                     return False
                 code = f"{target}[...] = {b}"
             else:  # out= into a value that may alias an operand
@@ -522,12 +525,9 @@ class _Gen:
                 # and when an operand aliases the resized target (a view of it, broadcast) the result
                 # depends on the order the elements are written (the CPU happens to hoist a broadcast
                 # operand; a GPU does not). Fuzz seed 100143.
-                try:
-                    same = eval(f"tuple(torch.broadcast_shapes(torch.as_tensor({a}).shape, "
-                                f"torch.as_tensor({b}).shape)) == tuple(({target}).shape)", self.ns)
-                except Exception:
-                    same = True  # a step that raises is kept as the error case it is
-                if not same:
+                # (a step that raises is kept as the error case it is)
+                if not self.holds(f"tuple(torch.broadcast_shapes(torch.as_tensor({a}).shape, "
+                                  f"torch.as_tensor({b}).shape)) == tuple(({target}).shape)", if_raises=True):
                     return False
                 code = f"torch.{r.choice(['add', 'mul', 'sub', 'maximum'])}({a}, {b}, out={target})"
                 ub = ub + ua
