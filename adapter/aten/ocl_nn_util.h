@@ -35,7 +35,7 @@ inline void check_float(const at::Tensor& t, const char* op) {
 }
 
 // Write `res` into `out` (resized as needed) unless they are the same tensor.
-at::Tensor& deliver(const at::Tensor& res, at::Tensor& out) {
+inline at::Tensor& deliver(const at::Tensor& res, at::Tensor& out) {
   if (out.is_same(res))
     return out;
   resize_out(out, res.sizes());

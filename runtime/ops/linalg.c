@@ -1,0 +1,285 @@
+/* linalg.c - launches of the dense linear algebra kernels (kernels/linalg.cl).
+ * Operands are strided batches of matrices (tocl/linalg.h); each is checked
+ * against its live block by tocl_ops_resolve, so a bad stride or size is an
+ * error here, never an out-of-bounds access on the device. */
+#include <stdio.h>
+#include <string.h>
+
+#include "launch/launch.h"
+#include "linalg_params.h"
+#include "tocl/linalg.h"
+
+/* Matrix factorizations converge in well under this many Jacobi sweeps
+ * (quadratic convergence); it only bounds inputs that never settle (NaN). */
+#define LA_MAX_SWEEPS 60
+
+/* Resolve operand t (ndim 3 for a matrix, 2 for a vector) of `dtype`
+ * (TOCL_NUM_DTYPES: float32 or float64) into a buffer and its layout. An
+ * empty operand gets a NULL buffer; kernels never read it. */
+static tocl_status la_operand(int dev, const tocl_tensor *t, const char *what, int ndim, tocl_dtype dtype,
+                              cl_mem *buf, tocl_la_mat *L) {
+    if (!t)
+        return tocl_fail(TOCL_E_INVALID, "linalg: %s is missing", what);
+    TOCL_TRY(tocl_ops_check_tensor(t, what));
+    if (t->ndim != ndim)
+        return tocl_fail(TOCL_E_INVALID, "linalg: %s must have %d dims, got %d", what, ndim, t->ndim);
+    if (dtype == TOCL_NUM_DTYPES ? (t->dtype != TOCL_F32 && t->dtype != TOCL_F64) : t->dtype != dtype)
+        return tocl_fail(TOCL_E_INVALID, "linalg: %s has dtype %s, expected %s", what, tocl_dtype_name(t->dtype),
+                         dtype == TOCL_NUM_DTYPES ? "float32 or float64" : tocl_dtype_name(dtype));
+    memset(L, 0, sizeof *L);
+    L->bs = t->strides[0];
+    L->rs = t->strides[1];
+    L->cs = ndim == 3 ? t->strides[2] : 0;
+    *buf = NULL;
+    if (tocl_ops_numel(t) == 0)
+        return TOCL_OK;
+    int mdev;
+    cl_long off;
+    TOCL_TRY(tocl_ops_resolve(dev, t, what, 0, buf, &off, &mdev));
+    L->off = off;
+    return TOCL_OK;
+}
+
+static tocl_status la_kernel(int dev, tocl_dtype dt, const char *name, tocl_ops_kernel **k) {
+    if (dt == TOCL_F64 && !tocl_dev_props(dev)->has_fp64)
+        return tocl_fail(TOCL_E_UNSUPPORTED, "linalg: float64 is not supported on device %d (%s): it lacks cl_khr_fp64",
+                         dev, tocl_dev_props(dev)->name);
+    return tocl_ops_kernel_get(dev, "linalg", name, dt == TOCL_F64 ? "-DLA_F64" : "", k);
+}
+
+/* One work-group of TOCL_LA_GROUP items per matrix. */
+static tocl_status la_launch_groups(int dev, int stream, tocl_ops_kernel *k, int64_t batch, const tocl_ops_arg *a,
+                                    int nargs) {
+    if (tocl_ops_kernel_max_group(dev, k) < TOCL_LA_GROUP)
+        return tocl_fail(TOCL_E_UNSUPPORTED, "linalg: device %d runs at most %zu work-items per group, need %d", dev,
+                         tocl_ops_kernel_max_group(dev, k), TOCL_LA_GROUP);
+    size_t global = (size_t)batch * TOCL_LA_GROUP, local = TOCL_LA_GROUP;
+    return tocl_ops_launch(dev, stream, k, 1, &global, &local, a, nargs);
+}
+
+/* One work-item per (column, matrix). */
+static tocl_status la_launch_columns(int dev, int stream, tocl_ops_kernel *k, int64_t cols, int64_t batch,
+                                     const tocl_ops_arg *a, int nargs) {
+    size_t local[2] = {cols < 16 ? 1 : 16, 1};
+    size_t global[2] = {((size_t)cols + local[0] - 1) / local[0] * local[0], (size_t)batch};
+    return tocl_ops_launch(dev, stream, k, 2, global, local, a, nargs);
+}
+
+static void la_init(tocl_la_params *p, const tocl_tensor *a) {
+    memset(p, 0, sizeof *p);
+    p->batch = a->sizes[0];
+    p->m = a->sizes[1];
+    p->n = a->ndim == 3 ? a->sizes[2] : 1;
+    p->max_sweeps = LA_MAX_SWEEPS;
+}
+
+static tocl_status la_vector(int dev, const tocl_tensor *t, const char *what, tocl_dtype dt, int64_t batch,
+                             int64_t len, cl_mem *buf, tocl_la_mat *L) {
+    TOCL_TRY(la_operand(dev, t, what, 2, dt, buf, L));
+    if (t->sizes[0] != batch || t->sizes[1] < len)
+        return tocl_fail(TOCL_E_INVALID, "linalg: %s is [%lld, %lld], expected [%lld, >= %lld]", what,
+                         (long long)t->sizes[0], (long long)t->sizes[1], (long long)batch, (long long)len);
+    return TOCL_OK;
+}
+
+tocl_status tocl_la_potrf(int dev, int stream, const tocl_tensor *a, const tocl_tensor *info) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_la_params p;
+    cl_mem ab, ib;
+    TOCL_TRY(la_operand(dev, a, "A", 3, TOCL_NUM_DTYPES, &ab, &p.a));
+    tocl_la_mat la = p.a;
+    la_init(&p, a);
+    p.a = la;
+    if (p.m != p.n)
+        return tocl_fail(TOCL_E_INVALID, "cholesky: A must be square, got %lld x %lld", (long long)p.m,
+                         (long long)p.n);
+    TOCL_TRY(la_vector(dev, info, "info", TOCL_I32, p.batch, 1, &ib, &p.x));
+    if (p.batch == 0 || p.n == 0)
+        return TOCL_OK;
+    tocl_ops_kernel *k;
+    TOCL_TRY(la_kernel(dev, a->dtype, "la_potrf", &k));
+    tocl_ops_arg args[] = {{sizeof ab, &ab}, {sizeof ib, &ib}, {sizeof p, &p}};
+    return la_launch_groups(dev, stream, k, p.batch, args, 3);
+}
+
+tocl_status tocl_la_getrf(int dev, int stream, const tocl_tensor *a, const tocl_tensor *piv,
+                          const tocl_tensor *info, int pivot) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_la_params p;
+    cl_mem ab, pb, ib;
+    tocl_la_mat la;
+    TOCL_TRY(la_operand(dev, a, "A", 3, TOCL_NUM_DTYPES, &ab, &la));
+    la_init(&p, a);
+    p.a = la;
+    int64_t kmin = p.m < p.n ? p.m : p.n;
+    TOCL_TRY(la_vector(dev, piv, "pivots", TOCL_I32, p.batch, kmin, &pb, &p.x));
+    TOCL_TRY(la_vector(dev, info, "info", TOCL_I32, p.batch, 1, &ib, &p.y));
+    p.flag0 = pivot != 0;
+    if (p.batch == 0 || kmin == 0)
+        return TOCL_OK;
+    tocl_ops_kernel *k;
+    TOCL_TRY(la_kernel(dev, a->dtype, "la_getrf", &k));
+    tocl_ops_arg args[] = {{sizeof ab, &ab}, {sizeof pb, &pb}, {sizeof ib, &ib}, {sizeof p, &p}};
+    return la_launch_groups(dev, stream, k, p.batch, args, 4);
+}
+
+tocl_status tocl_la_trsm(int dev, int stream, const tocl_tensor *a, const tocl_tensor *b, int upper, int unit) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_la_params p;
+    cl_mem ab, bb;
+    tocl_la_mat la, lb;
+    TOCL_TRY(la_operand(dev, a, "A", 3, TOCL_NUM_DTYPES, &ab, &la));
+    TOCL_TRY(la_operand(dev, b, "B", 3, a->dtype, &bb, &lb));
+    la_init(&p, b);
+    p.a = la;
+    p.b = lb;
+    p.n = a->sizes[1];
+    if (a->sizes[1] != a->sizes[2] || a->sizes[1] != b->sizes[1] || a->sizes[0] != b->sizes[0])
+        return tocl_fail(TOCL_E_INVALID, "triangular solve: A [%lld, %lld, %lld] does not fit B [%lld, %lld, %lld]",
+                         (long long)a->sizes[0], (long long)a->sizes[1], (long long)a->sizes[2],
+                         (long long)b->sizes[0], (long long)b->sizes[1], (long long)b->sizes[2]);
+    p.k = b->sizes[2];
+    p.flag0 = upper != 0;
+    p.flag1 = unit != 0;
+    if (p.batch == 0 || p.n == 0 || p.k == 0)
+        return TOCL_OK;
+    tocl_ops_kernel *k;
+    TOCL_TRY(la_kernel(dev, a->dtype, "la_trsm", &k));
+    tocl_ops_arg args[] = {{sizeof ab, &ab}, {sizeof bb, &bb}, {sizeof p, &p}};
+    return la_launch_columns(dev, stream, k, p.k, p.batch, args, 3);
+}
+
+tocl_status tocl_la_laswp(int dev, int stream, const tocl_tensor *piv, const tocl_tensor *b, int reverse) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_la_params p;
+    cl_mem pb, bb;
+    tocl_la_mat lp, lb;
+    TOCL_TRY(la_operand(dev, b, "B", 3, TOCL_NUM_DTYPES, &bb, &lb));
+    la_init(&p, b);
+    p.b = lb;
+    p.k = b->sizes[2];
+    TOCL_TRY(la_vector(dev, piv, "pivots", TOCL_I32, p.batch, 0, &pb, &lp));
+    p.x = lp;
+    p.n = piv->sizes[1];
+    if (p.n > p.m)
+        return tocl_fail(TOCL_E_INVALID, "row interchanges: %lld pivots for %lld rows", (long long)p.n,
+                         (long long)p.m);
+    p.flag0 = reverse != 0;
+    if (p.batch == 0 || p.n == 0 || p.k == 0)
+        return TOCL_OK;
+    tocl_ops_kernel *k;
+    TOCL_TRY(la_kernel(dev, b->dtype, "la_laswp", &k));
+    tocl_ops_arg args[] = {{sizeof pb, &pb}, {sizeof bb, &bb}, {sizeof p, &p}};
+    return la_launch_columns(dev, stream, k, p.k, p.batch, args, 3);
+}
+
+tocl_status tocl_la_geqrf(int dev, int stream, const tocl_tensor *a, const tocl_tensor *tau) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_la_params p;
+    cl_mem ab, tb;
+    tocl_la_mat la;
+    TOCL_TRY(la_operand(dev, a, "A", 3, TOCL_NUM_DTYPES, &ab, &la));
+    la_init(&p, a);
+    p.a = la;
+    int64_t kmin = p.m < p.n ? p.m : p.n;
+    TOCL_TRY(la_vector(dev, tau, "tau", a->dtype, p.batch, kmin, &tb, &p.x));
+    if (p.batch == 0 || kmin == 0)
+        return TOCL_OK;
+    tocl_ops_kernel *k;
+    TOCL_TRY(la_kernel(dev, a->dtype, "la_geqrf", &k));
+    tocl_ops_arg args[] = {{sizeof ab, &ab}, {sizeof tb, &tb}, {sizeof p, &p}};
+    return la_launch_groups(dev, stream, k, p.batch, args, 3);
+}
+
+tocl_status tocl_la_house_apply(int dev, int stream, const tocl_tensor *v, const tocl_tensor *tau,
+                                const tocl_tensor *c, int forward) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_la_params p;
+    cl_mem vb, tb, cb;
+    tocl_la_mat lv, lc;
+    TOCL_TRY(la_operand(dev, v, "reflectors", 3, TOCL_NUM_DTYPES, &vb, &lv));
+    TOCL_TRY(la_operand(dev, c, "C", 3, v->dtype, &cb, &lc));
+    la_init(&p, c);
+    p.a = lv;
+    p.b = lc;
+    p.k = v->sizes[2];
+    if (v->sizes[0] != c->sizes[0] || v->sizes[1] != c->sizes[1] || p.k > p.m)
+        return tocl_fail(TOCL_E_INVALID, "householder product: reflectors [%lld, %lld, %lld] do not fit C [%lld, "
+                         "%lld, %lld]", (long long)v->sizes[0], (long long)v->sizes[1], (long long)v->sizes[2],
+                         (long long)c->sizes[0], (long long)c->sizes[1], (long long)c->sizes[2]);
+    TOCL_TRY(la_vector(dev, tau, "tau", v->dtype, p.batch, p.k, &tb, &p.x));
+    p.flag0 = forward != 0;
+    if (p.batch == 0 || p.n == 0 || p.k == 0)
+        return TOCL_OK;
+    tocl_ops_kernel *k;
+    TOCL_TRY(la_kernel(dev, v->dtype, "la_house_apply", &k));
+    tocl_ops_arg args[] = {{sizeof vb, &vb}, {sizeof tb, &tb}, {sizeof cb, &cb}, {sizeof p, &p}};
+    return la_launch_columns(dev, stream, k, p.n, p.batch, args, 4);
+}
+
+tocl_status tocl_la_eigh(int dev, int stream, const tocl_tensor *w, const tocl_tensor *vec,
+                         const tocl_tensor *vals, const tocl_tensor *rot, const tocl_tensor *info) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_la_params p;
+    cl_mem wb, vb, eb, ib;
+    tocl_la_mat lw, lv;
+    TOCL_TRY(la_operand(dev, w, "A", 3, TOCL_NUM_DTYPES, &wb, &lw));
+    la_init(&p, w);
+    p.a = lw;
+    if (p.m != p.n)
+        return tocl_fail(TOCL_E_INVALID, "eigh: A must be square, got %lld x %lld", (long long)p.m, (long long)p.n);
+    vb = wb;
+    if (vec) {
+        TOCL_TRY(la_operand(dev, vec, "eigenvectors", 3, w->dtype, &vb, &lv));
+        if (vec->sizes[0] != p.batch || vec->sizes[1] != p.n || vec->sizes[2] != p.n)
+            return tocl_fail(TOCL_E_INVALID, "eigh: eigenvectors must be [%lld, %lld, %lld]", (long long)p.batch,
+                             (long long)p.n, (long long)p.n);
+        p.b = lv;
+        p.flag0 = 1;
+    }
+    TOCL_TRY(la_vector(dev, vals, "eigenvalues", w->dtype, p.batch, p.n, &eb, &p.x));
+    TOCL_TRY(la_vector(dev, info, "info", TOCL_I32, p.batch, 1, &ib, &p.y));
+    cl_mem rb;
+    tocl_la_mat lr;
+    TOCL_TRY(la_vector(dev, rot, "rotations", w->dtype, p.batch, p.n + (p.n & 1), &rb, &lr));
+    if (lr.rs != 1 || (p.batch > 1 && lr.bs != p.n + (p.n & 1)))
+        return tocl_fail(TOCL_E_INVALID, "eigh: the rotation scratch must be contiguous");
+    if (p.batch == 0 || p.n == 0)
+        return TOCL_OK;
+    tocl_ops_kernel *k;
+    TOCL_TRY(la_kernel(dev, w->dtype, "la_eigh_jacobi", &k));
+    p.c = lr;
+    tocl_ops_arg args[] = {{sizeof wb, &wb}, {sizeof vb, &vb}, {sizeof eb, &eb},
+                           {sizeof rb, &rb}, {sizeof ib, &ib}, {sizeof p, &p}};
+    return la_launch_groups(dev, stream, k, p.batch, args, 6);
+}
+
+tocl_status tocl_la_svd_jacobi(int dev, int stream, const tocl_tensor *w, const tocl_tensor *vec,
+                               const tocl_tensor *info) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_la_params p;
+    cl_mem wb, vb, ib;
+    tocl_la_mat lw, lv;
+    TOCL_TRY(la_operand(dev, w, "A", 3, TOCL_NUM_DTYPES, &wb, &lw));
+    la_init(&p, w);
+    p.a = lw;
+    if (p.m < p.n)
+        return tocl_fail(TOCL_E_INVALID, "svd: A must have at least as many rows as columns, got %lld x %lld",
+                         (long long)p.m, (long long)p.n);
+    vb = wb;
+    if (vec) {
+        TOCL_TRY(la_operand(dev, vec, "V", 3, w->dtype, &vb, &lv));
+        if (vec->sizes[0] != p.batch || vec->sizes[1] != p.n || vec->sizes[2] != p.n)
+            return tocl_fail(TOCL_E_INVALID, "svd: V must be [%lld, %lld, %lld]", (long long)p.batch,
+                             (long long)p.n, (long long)p.n);
+        p.b = lv;
+        p.flag0 = 1;
+    }
+    TOCL_TRY(la_vector(dev, info, "info", TOCL_I32, p.batch, 1, &ib, &p.x));
+    if (p.batch == 0 || p.n == 0)
+        return TOCL_OK;
+    tocl_ops_kernel *k;
+    TOCL_TRY(la_kernel(dev, w->dtype, "la_svd_jacobi", &k));
+    tocl_ops_arg args[] = {{sizeof wb, &wb}, {sizeof vb, &vb}, {sizeof ib, &ib}, {sizeof p, &p}};
+    return la_launch_groups(dev, stream, k, p.batch, args, 4);
+}
