@@ -389,7 +389,9 @@ void ocl_lstsq(const Tensor& a, Tensor& b, Tensor& rank, Tensor& singular_values
 
 // exp(A) by scaling and squaring with the [13/13] Pade approximant (Higham
 // 2005); each matrix of the batch is scaled by its own power of two, as the
-// CPU's kernel does. float16 / bfloat16 are computed in float32.
+// CPU's kernel does. Lower precisions are computed in float64 where the
+// device has it: the squarings amplify float32 rounding to ~10 ulp, where
+// the CPU's float32 kernel stays within 1-2.
 Tensor ocl_matrix_exp(const Tensor& self) {
   TORCH_CHECK(self.dim() >= 2, "linalg.matrix_exp: The input tensor A must have at least 2 dimensions.");
   TORCH_CHECK(self.size(-1) == self.size(-2), "linalg.matrix_exp: A must be batches of square matrices, but they are ",
@@ -402,7 +404,9 @@ Tensor ocl_matrix_exp(const Tensor& self) {
     return at::empty_like(self, at::MemoryFormat::Contiguous);
   if (n == 1)
     return self.exp();
-  Tensor a = (dt == at::kHalf || dt == at::kBFloat16 ? self.to(at::kFloat) : self).reshape({-1, n, n});
+  tocl_device_props props;
+  TOCL_CHECK(tocl_device_props_get(self.device().index(), &props));
+  Tensor a = self.to(props.has_fp64 ? at::kDouble : dt == at::kDouble ? dt : at::kFloat).reshape({-1, n, n});
   static const double b[14] = {64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
                                129060195264000., 10559470521600., 670442572800., 33522128640.,
                                1323241920., 40840800., 960960., 16380., 182., 1.};
@@ -466,10 +470,18 @@ std::array<Tensor, N> structured(const Tensor& first, const A&... rest) {
   return run_structured<S, N>(std::make_index_sequence<N>{}, first, rest...);
 }
 
+// Results into out= arguments as structured kernels do: an out that gets
+// resized also takes the result's strides (column-major for the factors).
 template <size_t N>
 void deliver_all(const std::array<Tensor, N>& res, std::array<std::reference_wrapper<Tensor>, N> outs) {
-  for (size_t i = 0; i < N; i++)
-    nn_util::deliver(res[i], outs[i].get());
+  for (size_t i = 0; i < N; i++) {
+    Tensor& out = outs[i].get();
+    if (out.is_same(res[i]))
+      continue;
+    if (resize_out(out, res[i].sizes()) && res[i].is_non_overlapping_and_dense())
+      out.as_strided_(res[i].sizes(), res[i].strides());
+    out.copy_(res[i]);
+  }
 }
 
 std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper, bool check) {
