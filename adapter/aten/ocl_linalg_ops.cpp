@@ -113,9 +113,10 @@ struct Batched {
   }
 };
 
+// The CPU's dispatch error (NotImplementedError) for a dtype LAPACK lacks.
 void check_real_float(const Tensor& t, const char* name) {
-  TORCH_CHECK(t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble, name,
-              ": the ocl device supports float32 and float64 matrices, got ", t.scalar_type());
+  TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble, "\"", name,
+                              "_ocl\" not implemented for '", c10::toString(t.scalar_type()), "'");
 }
 
 // info [...] (int32, the batch shape) as a [batch, 1] operand.
@@ -159,7 +160,7 @@ Tensor expand_batch(const Tensor& a, const Tensor& b, int keep) {
 // ------------------------------------------------------------------ stubs
 
 void ocl_cholesky(const Tensor& input, const Tensor& info, bool upper) {
-  check_real_float(input, "linalg.cholesky");
+  check_real_float(input, "cholesky");
   c10::DeviceGuard g(input.device());
   // upper: the lower factor of A^T, written through the transposed view
   potrf(upper ? input.mT() : input, info);
@@ -188,7 +189,7 @@ Tensor& ocl_cholesky_inverse(Tensor& result, Tensor& infos, bool upper) {
 }
 
 void ocl_lu_factor(const Tensor& input, const Tensor& pivots, const Tensor& infos, bool compute_pivots) {
-  check_real_float(input, "linalg.lu_factor");
+  check_real_float(input, "lu_factor");
   c10::DeviceGuard g(input.device());
   Batched A(input, 2), P(pivots, 1), I(info_view(infos), 1);
   TOCL_CHECK(tocl_la_getrf(dev_of(input), stream_of(input), A.p(), P.p(), I.p(), compute_pivots));
@@ -277,7 +278,7 @@ Tensor sort_columns(const Tensor& vals, bool descending, std::initializer_list<T
 
 void ocl_eigh(const Tensor& eigenvalues, const Tensor& eigenvectors, const Tensor& infos, bool upper,
               bool compute_v) {
-  check_real_float(eigenvectors, "linalg.eigh");
+  check_real_float(eigenvectors, "linalg_eigh");
   c10::DeviceGuard g(eigenvectors.device());
   const int64_t n = eigenvectors.size(-1);
   // the full symmetric matrix from the referenced triangle
@@ -305,7 +306,7 @@ void ocl_eigh(const Tensor& eigenvalues, const Tensor& eigenvectors, const Tenso
 // singular values).
 void ocl_svd(const Tensor& A, const bool full, const bool compute_uv, const std::optional<c10::string_view>& driver,
              const Tensor& U, const Tensor& S, const Tensor& Vh, const Tensor& info) {
-  check_real_float(A, "linalg.svd");
+  check_real_float(A, "linalg_svd");
   TORCH_CHECK(!driver.has_value(), "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs "
               "with cuSOLVER backend.");
   c10::DeviceGuard g(A.device());
