@@ -471,10 +471,14 @@ std::array<Tensor, N> structured(const Tensor& first, const A&... rest) {
   return run_structured<S, N>(std::make_index_sequence<N>{}, first, rest...);
 }
 
-// Results into out= arguments as structured kernels do: an out that gets
+// Results into out= arguments as structured kernels do: every out must have
+// its result's dtype (checked before any is written), and an out that gets
 // resized also takes the result's strides (column-major for the factors).
 template <size_t N>
 void deliver_all(const std::array<Tensor, N>& res, std::array<std::reference_wrapper<Tensor>, N> outs) {
+  for (size_t i = 0; i < N; i++)
+    TORCH_CHECK(outs[i].get().scalar_type() == res[i].scalar_type(), "Expected out tensor to have dtype ",
+                res[i].dtype(), ", but got ", outs[i].get().dtype(), " instead");
   for (size_t i = 0; i < N; i++) {
     Tensor& out = outs[i].get();
     if (out.is_same(res[i]))
