@@ -4,10 +4,12 @@
 // convolution_backward_overrideable (at::convolution has already expanded
 // 'same'/'valid' padding and unbatched inputs). Operands are made dense
 // here; results take the input's memory format as on the CPU.
+#include <ATen/ops/convolution.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include "fallback.h"
 #include "ocl_common.h"
 #include "tocl/conv.h"
 
@@ -108,6 +110,15 @@ int stream_of(const at::Tensor& t) { return tocl_stream_current(t.device().index
 at::Tensor convolution(const at::Tensor& input_, const at::Tensor& weight_, const std::optional<at::Tensor>& bias_,
                        at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                        at::IntArrayRef output_padding, int64_t groups) {
+  if (at::isIntegralType(input_.scalar_type(), /*includeBool=*/true)) {
+    // integer convolution (the CPU has a slow kernel for int64): run there, counted by the fallback policy
+    note_fallback("aten::convolution");
+    std::optional<at::Tensor> b;
+    if (bias_ && bias_->defined())
+      b = bias_->cpu();
+    return at::convolution(input_.cpu(), weight_.cpu(), b, stride, padding, dilation, transposed, output_padding,
+                           groups).to(input_.device());
+  }
   check_params(input_, weight_, stride, padding, dilation, output_padding, groups, transposed);
   c10::DeviceGuard guard(input_.device());
   at::Tensor input = input_.contiguous(), weight = weight_.contiguous(), bias;

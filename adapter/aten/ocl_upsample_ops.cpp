@@ -7,6 +7,13 @@
 #include <ATen/ops/upsample_nearest1d.h>
 #include <ATen/ops/upsample_nearest2d.h>
 #include <ATen/ops/upsample_nearest3d.h>
+#include <ATen/ops/_upsample_nearest_exact1d.h>
+#include <ATen/ops/_upsample_nearest_exact2d.h>
+#include <ATen/ops/_upsample_nearest_exact3d.h>
+#include <ATen/ops/upsample_bicubic2d.h>
+#include <ATen/ops/upsample_bilinear2d.h>
+#include <ATen/ops/upsample_linear1d.h>
+#include <ATen/ops/upsample_trilinear3d.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -58,6 +65,25 @@ const char* up_op(tocl_upsample_mode m, int n) {
   return names[m][n - 1];
 }
 
+// The CPU's forward of mode M in N dims (its error where it has no kernel).
+template <tocl_upsample_mode M, int N>
+at::Tensor up_cpu(const at::Tensor& c, at::IntArrayRef osize, bool align, const std::array<OptD, 3>& sc) {
+  if constexpr (M == TOCL_UPSAMPLE_NEAREST)
+    return N == 1 ? at::upsample_nearest1d(c, osize, sc[0])
+           : N == 2 ? at::upsample_nearest2d(c, osize, sc[0], sc[1])
+                    : at::upsample_nearest3d(c, osize, sc[0], sc[1], sc[2]);
+  else if constexpr (M == TOCL_UPSAMPLE_NEAREST_EXACT)
+    return N == 1 ? at::_upsample_nearest_exact1d(c, osize, sc[0])
+           : N == 2 ? at::_upsample_nearest_exact2d(c, osize, sc[0], sc[1])
+                    : at::_upsample_nearest_exact3d(c, osize, sc[0], sc[1], sc[2]);
+  else if constexpr (M == TOCL_UPSAMPLE_LINEAR)
+    return N == 1 ? at::upsample_linear1d(c, osize, align, sc[0])
+           : N == 2 ? at::upsample_bilinear2d(c, osize, align, sc[0], sc[1])
+                    : at::upsample_trilinear3d(c, osize, align, sc[0], sc[1], sc[2]);
+  else
+    return at::upsample_bicubic2d(c, osize, align, sc[0], sc[1]);
+}
+
 template <tocl_upsample_mode M, int N>
 at::Tensor& up_forward(const at::Tensor& self, at::IntArrayRef output_size, bool align,
                        const std::array<OptD, 3>& scales, at::Tensor& out) {
@@ -65,11 +91,9 @@ at::Tensor& up_forward(const at::Tensor& self, at::IntArrayRef output_size, bool
   auto full = up_check(self.sizes(), output_size, N);
   TORCH_CHECK(self.numel() != 0 || c10::multiply_integers(self.sizes().begin() + 1, self.sizes().end()),
               "Non-empty ", N + 2, "D data tensor expected but got a tensor with sizes ", self.sizes());
-  if (M == TOCL_UPSAMPLE_NEAREST &&
-      cpu_route(op, self, {&out}, [&](const at::Tensor& c) {
-        at::Tensor r = N == 1   ? at::upsample_nearest1d(c, output_size, scales[0])
-                       : N == 2 ? at::upsample_nearest2d(c, output_size, scales[0], scales[1])
-                                : at::upsample_nearest3d(c, output_size, scales[0], scales[1], scales[2]);
+  // integer inputs (uint8 images) run on the CPU, which has kernels for them
+  if (cpu_route(op, self, {&out}, [&](const at::Tensor& c) {
+        at::Tensor r = up_cpu<M, N>(c, output_size, align, scales);
         return std::make_tuple(r, r);
       }))
     return out;

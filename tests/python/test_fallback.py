@@ -78,3 +78,27 @@ def test_env_policy_error():
 def test_bad_policy_name(policy):
     with pytest.raises(ValueError, match="warn"):
         policy("sometimes")
+
+
+# Dtype routes: an op with an ocl kernel whose dtype the device kernels lack but the CPU has
+# (uint8 images, int64 convolution) runs on the CPU, counted and governed by the policy.
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "nearest-exact", "nearest"])
+def test_uint8_resize_runs_on_the_cpu_exactly(policy, mode):
+    policy("silent")
+    x = torch.randint(0, 256, (1, 3, 10, 12), dtype=torch.uint8)
+    torch_ocl.reset_fallback_stats()
+    out = torch.nn.functional.interpolate(x.to("ocl"), size=(7, 9), mode=mode)
+    assert out.device.type == "ocl"
+    assert torch.equal(out.cpu(), torch.nn.functional.interpolate(x, size=(7, 9), mode=mode))
+    assert sum(torch_ocl.fallback_stats().values()) == 1
+
+
+def test_int64_convolution_runs_on_the_cpu_exactly(policy):
+    policy("silent")
+    x = torch.randint(-5, 5, (2, 3, 8, 8))
+    w = torch.randint(-3, 3, (4, 3, 3, 3))
+    torch_ocl.reset_fallback_stats()
+    out = torch.nn.functional.conv2d(x.to("ocl"), w.to("ocl"), padding=1)
+    assert out.device.type == "ocl" and out.dtype == torch.int64
+    assert torch.equal(out.cpu(), torch.nn.functional.conv2d(x, w, padding=1))
+    assert torch_ocl.fallback_stats().get("aten::convolution") == 1
