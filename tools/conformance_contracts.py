@@ -195,7 +195,7 @@ def _samples(op, dtype, requires_grad, max_samples, cache):
     key = (dtype, requires_grad)
     if key not in cache:
         out = []
-        for i, s in enumerate(op.sample_inputs("cpu", dtype, requires_grad=requires_grad)):
+        for i, s in enumerate(C._samples(op, dtype, requires_grad=requires_grad)):
             if i >= max_samples:
                 break
             out.append(s)

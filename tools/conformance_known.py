@@ -10,12 +10,6 @@ KNOWN_MISMATCHES = {
     # elements, so the ocl view reads different memory. A harness limitation,
     # not an as_strided bug.
     ("as_strided.partial_views", "*"): "views read the base storage beyond the tensor, which .to() does not copy",
-    # The sample's exp(A) reaches 93014, beyond float16's 65504. The CPU's
-    # float16 kernel overflows inside and returns NaN for every element; ocl
-    # computes in float64 and rounds, so the elements in range are right and
-    # the rest are inf. The float64 referee cannot rank inf against NaN.
-    ("matrix_exp", "float16"): "the CPU's float16 result is all NaN (internal overflow); ocl's is right where the "
-                               "value fits float16 and inf where it does not",
 }
 
 # Known, reasoned exceptions to the OpInfo contract checks of

@@ -267,8 +267,30 @@ TORCH_LIBRARY_IMPL(torch_ocl, PrivateUse1, m) {
   m.impl("paged_attention", TORCH_FN(paged_attention));
 }
 
+// The CPU's flash attention entry points (called by name, e.g. by code
+// written for the CPU and by export): the same kernels, its (output,
+// logsumexp) and gradient triple.
+std::tuple<Tensor, Tensor> sdpa_flash_for_cpu(const Tensor& q, const Tensor& k, const Tensor& v, double dropout_p,
+                                              bool is_causal, const std::optional<Tensor>& attn_mask,
+                                              std::optional<double> scale) {
+  auto r = sdpa_forward(q, k, v, attn_mask, dropout_p, is_causal, false, scale);
+  return {std::get<0>(r), std::get<1>(r)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> sdpa_flash_for_cpu_backward(const Tensor& grad_out, const Tensor& q,
+                                                               const Tensor& k, const Tensor& v, const Tensor& out,
+                                                               const Tensor& lse, double dropout_p, bool is_causal,
+                                                               const std::optional<Tensor>& attn_mask,
+                                                               std::optional<double> scale) {
+  auto r = sdpa_backward(grad_out, q, k, v, attn_mask.has_value() ? *attn_mask : Tensor(), {true, true, true, false},
+                         out, lse, Tensor(), Tensor(), 0, 0, dropout_p, is_causal, Tensor(), Tensor(), scale);
+  return {std::get<0>(r), std::get<1>(r), std::get<2>(r)};
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_sdp_choice", TORCH_FN(fused_sdp_choice));
+  m.impl("_scaled_dot_product_flash_attention_for_cpu", TORCH_FN(sdpa_flash_for_cpu));
+  m.impl("_scaled_dot_product_flash_attention_for_cpu_backward", TORCH_FN(sdpa_flash_for_cpu_backward));
   m.impl("_scaled_dot_product_fused_attention_overrideable", TORCH_FN(sdpa_forward));
   m.impl("_scaled_dot_product_fused_attention_overrideable_backward", TORCH_FN(sdpa_backward));
 }

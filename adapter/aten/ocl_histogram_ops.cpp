@@ -173,10 +173,19 @@ std::tuple<Tensor, Tensor> histogram_bins(const Tensor& self, const Tensor& bins
   return {histdd_from_bin_tensors(x, {b}, w, density), bins.clone()};
 }
 
+// The CPU's out= checks of torch.histogram (before anything is computed).
+void hist_check_outs(const Tensor& self, const Tensor& hist, const Tensor& edges) {
+  TORCH_CHECK(self.dtype() == hist.dtype(), "torch.histogram: input tensor and hist tensor should",
+              " have the same dtype, but got input ", self.dtype(), " and hist ", hist.dtype());
+  TORCH_CHECK(self.dtype() == edges.dtype(), "torch.histogram: input tensor and bin_edges tensor should",
+              " have the same dtype, but got input ", self.dtype(), " and bin_edges ", edges.dtype());
+}
+
 std::tuple<Tensor&, Tensor&> histogram_bin_ct_out(const Tensor& self, int64_t bins,
                                                   std::optional<at::ArrayRef<double>> range,
                                                   const std::optional<Tensor>& weight, bool density, Tensor& hist,
                                                   Tensor& edges) {
+  hist_check_outs(self, hist, edges);
   auto r = histogram_bin_ct(self, bins, range, weight, density);
   at::native::resize_output(hist, std::get<0>(r).sizes());
   hist.copy_(std::get<0>(r));
@@ -188,6 +197,7 @@ std::tuple<Tensor&, Tensor&> histogram_bin_ct_out(const Tensor& self, int64_t bi
 std::tuple<Tensor&, Tensor&> histogram_bins_out(const Tensor& self, const Tensor& bins,
                                                 const std::optional<Tensor>& weight, bool density, Tensor& hist,
                                                 Tensor& edges) {
+  hist_check_outs(self, hist, edges);
   auto r = histogram_bins(self, bins, weight, density);
   at::native::resize_output(hist, std::get<0>(r).sizes());
   hist.copy_(std::get<0>(r));

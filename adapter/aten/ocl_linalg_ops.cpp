@@ -521,7 +521,8 @@ Tensor lu_solve(const Tensor& LU, const Tensor& piv, const Tensor& B, bool left,
   return structured<at::native::structured_linalg_lu_solve_out, 1>(LU, piv, B, left, adjoint)[0];
 }
 Tensor& lu_solve_out(const Tensor& LU, const Tensor& piv, const Tensor& B, bool left, bool adjoint, Tensor& out) {
-  return nn_util::deliver(lu_solve(LU, piv, B, left, adjoint), out);
+  deliver_all<1>({lu_solve(LU, piv, B, left, adjoint)}, {out});
+  return out;
 }
 
 std::tuple<Tensor, Tensor, Tensor> linalg_det(const Tensor& A) {
@@ -606,7 +607,8 @@ Tensor cross(const Tensor& a, const Tensor& b, int64_t dim) {
   return structured<at::native::structured_linalg_cross_out, 1>(a, b, dim)[0];
 }
 Tensor& cross_out(const Tensor& a, const Tensor& b, int64_t dim, Tensor& out) {
-  return nn_util::deliver(cross(a, b, dim), out);
+  deliver_all<1>({cross(a, b, dim)}, {out});
+  return out;
 }
 
 // ------------------------------------------------------------------ ops composed here
@@ -671,7 +673,12 @@ Tensor ocl_angle(const Tensor& self) {
   Tensor x = at::isFloatingType(self.scalar_type()) ? self : self.to(c10::get_default_dtype_as_scalartype());
   return at::where(x.isnan(), x, (x < 0).to(x.scalar_type()) * M_PI);
 }
-Tensor& angle_out(const Tensor& self, Tensor& out) { return nn_util::deliver(ocl_angle(self), out); }
+Tensor& angle_out(const Tensor& self, Tensor& out) {
+  Tensor r = ocl_angle(self);
+  TORCH_CHECK(at::canCast(r.scalar_type(), out.scalar_type()), "result type ", r.scalar_type(),
+              " can't be cast to the desired output type ", out.scalar_type());
+  return nn_util::deliver(r, out);
+}
 
 }  // namespace
 }  // namespace torch_ocl

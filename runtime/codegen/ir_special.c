@@ -1963,6 +1963,10 @@ static const char sf_modified_bessel_i1[] =
     "    return exp(fabs(x)) * ((%T)(0.5%F) * (b - p)) / sqrt(fabs(x));\n"
     "}\n";
 
+/* The K functions' log(x / 2): float32 as log(x) - ln 2, because the CPU's
+ * float32 kernel keeps the smallest denormal's log finite (103.39 at
+ * x = 1.4e-45, where x / 2 rounds to 0); float64 as log(0.5 x), whose inf
+ * at 4.9e-324 is the CPU's float64 answer. */
 static const char sf_modified_bessel_k0[] =
     "inline %T tocl_sf_modified_bessel_k0_%T(%T x)\n"
     "{\n"
@@ -2020,7 +2024,7 @@ static const char sf_modified_bessel_k0[] =
     "            q = a;\n"
     "            a = (x * x - (%T)(2.0%F)) * q - p + A[index];\n"
     "        }\n"
-    "        return (%T)(0.5%F) * (a - p) - log(0.5%F * x) * tocl_sf_modified_bessel_i0_%T(x);\n"
+    "        return (%T)(0.5%F) * (a - p) - (sizeof(%T) == 8 ? log((%T)(0.5%F) * x) : log(x) - (%T)(0.6931471805599453%F)) * tocl_sf_modified_bessel_i0_%T(x);\n"
     "    }\n"
     "    %T b = B[0];\n"
     "    for (int index = 1; index < 25; index++) {\n"
@@ -2089,7 +2093,7 @@ static const char sf_modified_bessel_k1[] =
     "            q = a;\n"
     "            a = (x * x - (%T)(2.0%F)) * q - p + A[index];\n"
     "        }\n"
-    "        return log((%T)(0.5%F) * x) * tocl_sf_modified_bessel_i1_%T(x) + (%T)(0.5%F) * (a - p) / x;\n"
+    "        return (sizeof(%T) == 8 ? log((%T)(0.5%F) * x) : log(x) - (%T)(0.6931471805599453%F)) * tocl_sf_modified_bessel_i1_%T(x) + (%T)(0.5%F) * (a - p) / x;\n"
     "    }\n"
     "    %T b = B[0];\n"
     "    for (int index = 1; index < 25; index++) {\n"
@@ -2157,7 +2161,7 @@ static const char sf_scaled_modified_bessel_k0[] =
     "            q = a;\n"
     "            a = (x * x - (%T)(2.0%F)) * q - p + A[index];\n"
     "        }\n"
-    "        return ((%T)(0.5%F) * (a - p) - log((%T)(0.5%F) * x) * tocl_sf_modified_bessel_i0_%T(x)) * exp(x);\n"
+    "        return ((%T)(0.5%F) * (a - p) - (sizeof(%T) == 8 ? log((%T)(0.5%F) * x) : log(x) - (%T)(0.6931471805599453%F)) * tocl_sf_modified_bessel_i0_%T(x)) * exp(x);\n"
     "    }\n"
     "    %T b = B[0];\n"
     "    for (ulong index = 1; index < 25; index++) {\n"
@@ -2226,7 +2230,7 @@ static const char sf_scaled_modified_bessel_k1[] =
     "            q = a;\n"
     "            a = (x * x - (%T)(2.0%F)) * q - p + A[index];\n"
     "        }\n"
-    "        return (log((%T)(0.5%F) * x) * tocl_sf_modified_bessel_i1_%T(x) + (%T)(0.5%F) * (a - p) / x) * exp(x);\n"
+    "        return ((sizeof(%T) == 8 ? log((%T)(0.5%F) * x) : log(x) - (%T)(0.6931471805599453%F)) * tocl_sf_modified_bessel_i1_%T(x) + (%T)(0.5%F) * (a - p) / x) * exp(x);\n"
     "    }\n"
     "    %T b = B[0];\n"
     "    for (ulong index = 1; index < 25; index++) {\n"
