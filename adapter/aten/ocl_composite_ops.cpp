@@ -11,7 +11,8 @@
 //   multi_margin_loss, multilabel_margin_loss and their backward: gathers,
 //     scatters and sums over classes, in the CPU's formula;
 //   addr_: the composite addr.out resizes its out, so addr_ on a self that
-//     broadcasts would resize self; the CPU's in-place TensorIterator raises.
+//     broadcasts would resize self; the CPU's in-place TensorIterator raises;
+//   unfold_backward (Tensor.unfold's gradient): index_add over the windows.
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/OpMathType.h>
@@ -422,9 +423,34 @@ Tensor pdist_backward(const Tensor& grad, const Tensor& self, double p, const Te
   return out.index_add_(0, i, g).index_add_(0, j, -g);
 }
 
+// Backward of Tensor.unfold(dim, size, step): every window's gradient added
+// back at its positions along dim (index_add over the windows' indices).
+Tensor ocl_unfold_backward(const Tensor& grad, at::IntArrayRef input_sizes, int64_t dim, int64_t size, int64_t step) {
+  if (input_sizes.empty())  // a 0-dim input unfolds to one window of one element
+    return grad.reshape({});
+  dim = at::maybe_wrap_dim(dim, static_cast<int64_t>(input_sizes.size()));
+  Tensor gi = at::zeros(input_sizes, grad.options());
+  if (grad.numel() == 0)
+    return gi;
+  const int64_t n = grad.size(dim);
+  auto lopts = grad.options().dtype(at::kLong);
+  Tensor idx = (at::arange(n, lopts) * step).unsqueeze(1) + at::arange(size, lopts);
+  Tensor g = grad.movedim(-1, dim + 1).flatten(dim, dim + 1);
+  return gi.index_add_(dim, idx.flatten(), g);
+}
+
+Tensor& unfold_backward_out(const Tensor& grad, at::IntArrayRef input_sizes, int64_t dim, int64_t size, int64_t step,
+                            Tensor& out) {
+  Tensor r = ocl_unfold_backward(grad, input_sizes, dim, size, step);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("unfold_backward", ocl_unfold_backward);
+  m.impl("unfold_backward.out", unfold_backward_out);
   m.impl("_cdist_forward", cdist_forward);
   m.impl("_cdist_backward", cdist_backward);
   m.impl("_pdist_forward", pdist_forward);

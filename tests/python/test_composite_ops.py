@@ -100,3 +100,17 @@ def test_weight_norm_module_trains_like_cpu():
     yo.square().sum().backward()
     for pc, po in zip(mc.parameters(), mo.parameters()):
         torch.testing.assert_close(po.grad.cpu(), pc.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.usefixtures("no_fallback")
+@pytest.mark.parametrize("shape,dim,size,step", [((4, 10), 1, 3, 2), ((4, 10), 0, 2, 1), ((5, 6, 7), -1, 7, 3),
+                                                 ((), 0, 1, 1), ((3, 8), 1, 2, 5), ((0, 4), 1, 2, 2)])
+def test_unfold_backward_matches_cpu(shape, dim, size, step):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(shape, generator=g, dtype=torch.float64)
+    xd, xc = x.to("ocl").requires_grad_(), x.clone().requires_grad_()
+    yd, yc = xd.unfold(dim, size, step), xc.unfold(dim, size, step)
+    go = torch.randn(yc.shape, generator=g, dtype=torch.float64)
+    yd.backward(go.to("ocl"))
+    yc.backward(go)
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad)
