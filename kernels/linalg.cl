@@ -285,6 +285,26 @@ inline T la_jacobi_tan(T zeta)
     return (zeta >= 0 ? (T)1 : (T)-1) / (az + root);
 }
 
+/* Rotate columns pp and qq of the first len rows of operand L:
+ * (x, y) := (c x - s y, s x + c y). Rows rotate as the columns of the
+ * transposed layout (la_t). */
+inline void la_rotate_cols(__global T *a, tocl_la_mat L, long b, long len, long pp, long qq, T c, T s)
+{
+    for (long i = 0; i < len; i++) {
+        T x = a[IX(L, b, i, pp)], y = a[IX(L, b, i, qq)];
+        a[IX(L, b, i, pp)] = c * x - s * y;
+        a[IX(L, b, i, qq)] = s * x + c * y;
+    }
+}
+
+inline tocl_la_mat la_t(tocl_la_mat L)
+{
+    tocl_la_mat r = L;
+    r.rs = L.cs;
+    r.cs = L.rs;
+    return r;
+}
+
 /* Frobenius norm of the n x n (or m x n) matrix of operand a. */
 inline T la_fro(__global const T *w, tocl_la_mat L, long b, long m, long n, __local T *scratch)
 {
@@ -345,17 +365,9 @@ __kernel void la_eigh_jacobi(__global T *w, __global T *vec, __global T *vals, _
                 T c = rb[2 * q], s = rb[2 * q + 1];
                 if (qq >= n || s == 0)
                     continue;
-                for (long i = 0; i < n; i++) {
-                    T x = w[IX(p.a, b, i, pp)], y = w[IX(p.a, b, i, qq)];
-                    w[IX(p.a, b, i, pp)] = c * x - s * y;
-                    w[IX(p.a, b, i, qq)] = s * x + c * y;
-                }
+                la_rotate_cols(w, p.a, b, n, pp, qq, c, s);
                 if (p.flag0)
-                    for (long i = 0; i < n; i++) {
-                        T x = vec[IX(p.b, b, i, pp)], y = vec[IX(p.b, b, i, qq)];
-                        vec[IX(p.b, b, i, pp)] = c * x - s * y;
-                        vec[IX(p.b, b, i, qq)] = s * x + c * y;
-                    }
+                    la_rotate_cols(vec, p.b, b, n, pp, qq, c, s);
             }
             LA_BAR;
             for (long q = lid; q < np; q += TOCL_LA_GROUP) {
@@ -364,11 +376,7 @@ __kernel void la_eigh_jacobi(__global T *w, __global T *vec, __global T *vals, _
                 T c = rb[2 * q], s = rb[2 * q + 1];
                 if (qq >= n || s == 0)
                     continue;
-                for (long j = 0; j < n; j++) {
-                    T x = w[IX(p.a, b, pp, j)], y = w[IX(p.a, b, qq, j)];
-                    w[IX(p.a, b, pp, j)] = c * x - s * y;
-                    w[IX(p.a, b, qq, j)] = s * x + c * y;
-                }
+                la_rotate_cols(w, la_t(p.a), b, n, pp, qq, c, s);
                 w[IX(p.a, b, pp, qq)] = 0;
                 w[IX(p.a, b, qq, pp)] = 0;
             }
@@ -426,17 +434,9 @@ __kernel void la_svd_jacobi(__global T *w, __global T *vec, __global int *info, 
                 rotated = 1;
                 T t = la_jacobi_tan((be - al) / (2 * ga));
                 T c = 1 / sqrt(1 + t * t), s = t * c;
-                for (long i = 0; i < m; i++) {
-                    T x = w[IX(p.a, b, i, pp)], y = w[IX(p.a, b, i, qq)];
-                    w[IX(p.a, b, i, pp)] = c * x - s * y;
-                    w[IX(p.a, b, i, qq)] = s * x + c * y;
-                }
+                la_rotate_cols(w, p.a, b, m, pp, qq, c, s);
                 if (p.flag0)
-                    for (long i = 0; i < n; i++) {
-                        T x = vec[IX(p.b, b, i, pp)], y = vec[IX(p.b, b, i, qq)];
-                        vec[IX(p.b, b, i, pp)] = c * x - s * y;
-                        vec[IX(p.b, b, i, qq)] = s * x + c * y;
-                    }
+                    la_rotate_cols(vec, p.b, b, n, pp, qq, c, s);
             }
             LA_BAR;
         }

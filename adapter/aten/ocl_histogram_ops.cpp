@@ -181,12 +181,7 @@ void hist_check_outs(const Tensor& self, const Tensor& hist, const Tensor& edges
               " have the same dtype, but got input ", self.dtype(), " and bin_edges ", edges.dtype());
 }
 
-std::tuple<Tensor&, Tensor&> histogram_bin_ct_out(const Tensor& self, int64_t bins,
-                                                  std::optional<at::ArrayRef<double>> range,
-                                                  const std::optional<Tensor>& weight, bool density, Tensor& hist,
-                                                  Tensor& edges) {
-  hist_check_outs(self, hist, edges);
-  auto r = histogram_bin_ct(self, bins, range, weight, density);
+std::tuple<Tensor&, Tensor&> deliver_hist(const std::tuple<Tensor, Tensor>& r, Tensor& hist, Tensor& edges) {
   at::native::resize_output(hist, std::get<0>(r).sizes());
   hist.copy_(std::get<0>(r));
   at::native::resize_output(edges, std::get<1>(r).sizes());
@@ -194,16 +189,19 @@ std::tuple<Tensor&, Tensor&> histogram_bin_ct_out(const Tensor& self, int64_t bi
   return {hist, edges};
 }
 
+std::tuple<Tensor&, Tensor&> histogram_bin_ct_out(const Tensor& self, int64_t bins,
+                                                  std::optional<at::ArrayRef<double>> range,
+                                                  const std::optional<Tensor>& weight, bool density, Tensor& hist,
+                                                  Tensor& edges) {
+  hist_check_outs(self, hist, edges);
+  return deliver_hist(histogram_bin_ct(self, bins, range, weight, density), hist, edges);
+}
+
 std::tuple<Tensor&, Tensor&> histogram_bins_out(const Tensor& self, const Tensor& bins,
                                                 const std::optional<Tensor>& weight, bool density, Tensor& hist,
                                                 Tensor& edges) {
   hist_check_outs(self, hist, edges);
-  auto r = histogram_bins(self, bins, weight, density);
-  at::native::resize_output(hist, std::get<0>(r).sizes());
-  hist.copy_(std::get<0>(r));
-  at::native::resize_output(edges, std::get<1>(r).sizes());
-  edges.copy_(std::get<1>(r));
-  return {hist, edges};
+  return deliver_hist(histogram_bins(self, bins, weight, density), hist, edges);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
