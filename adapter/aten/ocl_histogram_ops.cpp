@@ -142,16 +142,20 @@ Tensor histdd_from_bin_tensors(const Tensor& self, at::TensorList bins, const st
   return counts(self, bins, weight, density);
 }
 
+// torch.histogram's weight, flattened like its input (checked as the CPU does).
+std::optional<Tensor> flat_weight(const Tensor& self, const std::optional<Tensor>& weight) {
+  if (!weight.has_value() || !weight->defined())
+    return std::nullopt;
+  TORCH_CHECK(weight->sizes() == self.sizes(), "torch.histogram: if weight tensor is provided it should have the "
+              "same shape as the input tensor, but got input with shape ", self.sizes(), " and weight with shape ",
+              weight->sizes());
+  return weight->reshape({-1});
+}
+
 std::tuple<Tensor, Tensor> histogram_bin_ct(const Tensor& self, int64_t bins, std::optional<at::ArrayRef<double>> range,
                                             const std::optional<Tensor>& weight, bool density) {
   Tensor x = self.reshape({-1, 1});
-  std::optional<Tensor> w;
-  if (weight.has_value() && weight->defined()) {
-    TORCH_CHECK(weight->sizes() == self.sizes(), "torch.histogram: if weight tensor is provided it should have the "
-                "same shape as the input tensor, but got input with shape ", self.sizes(), " and weight with shape ",
-                weight->sizes());
-    w = weight->reshape({-1});
-  }
+  std::optional<Tensor> w = flat_weight(self, weight);
   hist_check_inputs(x, w, 1);
   auto edges = edges_from_counts(x, {bins}, range);
   return {counts(x, edges, w, density), edges[0]};
@@ -162,13 +166,7 @@ std::tuple<Tensor, Tensor> histogram_bins(const Tensor& self, const Tensor& bins
   TORCH_CHECK(bins.dim() == 1, "torch.histogram: bins tensor should have 1 dimension, but got ", bins.dim(),
               " dimensions");
   Tensor x = self.reshape({-1, 1});
-  std::optional<Tensor> w;
-  if (weight.has_value() && weight->defined()) {
-    TORCH_CHECK(weight->sizes() == self.sizes(), "torch.histogram: if weight tensor is provided it should have the "
-                "same shape as the input tensor, but got input with shape ", self.sizes(), " and weight with shape ",
-                weight->sizes());
-    w = weight->reshape({-1});
-  }
+  std::optional<Tensor> w = flat_weight(self, weight);
   Tensor b = bins.contiguous();
   return {histdd_from_bin_tensors(x, {b}, w, density), bins.clone()};
 }
