@@ -1,0 +1,341 @@
+/* fft_plan.c - how a transform length runs (fft_internal.h): its factoring
+ * into radix passes, the split of a length too long for local memory into
+ * two launches, Bluestein's algorithm for lengths with a large prime factor,
+ * and the twiddle and chirp tables of each, computed on the host in double
+ * and uploaded once per (device, dtype, length). */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/fft_internal.h"
+
+/* Local memory of one work-group is capped here: some CPU drivers report
+ * more than their caches hold, and one work-group per transform of 2^15
+ * points already reads its operands from L2. */
+#define FFT_LOCAL_CAP (512u << 10)
+
+/* Radices with a butterfly in kernels/fft.cl; other primes run as direct passes. */
+static int fft_has_butterfly(int r) {
+    return r == 2 || r == 3 || r == 4 || r == 5 || r == 7 || r == 8 || r == 16;
+}
+
+void fft_root(int64_t e, int64_t n, double *re, double *im) {
+    e %= n;
+    if (e < 0)
+        e += n;
+    /* the angle 2 pi e / n in units of 2 pi / (8 n), folded into [0, pi / 4] */
+    uint64_t d = 8 * (uint64_t)n, a = 8 * (uint64_t)e;
+    int sneg = a > d / 2, cneg, swap;
+    if (sneg)
+        a = d - a; /* 2 pi - x: sine flips */
+    cneg = a > d / 4;
+    if (cneg)
+        a = d / 2 - a; /* pi - x: cosine flips */
+    swap = a > d / 8;
+    if (swap)
+        a = d / 4 - a; /* pi / 2 - x: sine and cosine trade */
+    long double x = (long double)a * (2 * 3.141592653589793238462643383279502884L) / (long double)d;
+    double c = (double)cosl(x), s = (double)sinl(x);
+    if (swap) {
+        double t = c;
+        c = s;
+        s = t;
+    }
+    *re = cneg ? -c : c;
+    *im = sneg ? s : -s;
+}
+
+/* The device's local memory in complex values per transform (a launch
+ * holds two copies: the Stockham passes ping-pong). */
+static int64_t fft_local_len(int dev, tocl_dtype dt) {
+    uint64_t bytes = tocl_dev_props(dev)->local_mem_bytes;
+    if (bytes > FFT_LOCAL_CAP)
+        bytes = FFT_LOCAL_CAP;
+    bytes = bytes > 256 ? bytes - 256 : 0; /* room for the driver's own use */
+    return (int64_t)(bytes / (4 * tocl_dtype_size(dt)));
+}
+
+/* Smallest prime factor of n > 1. */
+static int64_t fft_least_prime(int64_t n) {
+    if (n % 2 == 0)
+        return 2;
+    for (int64_t p = 3; p * p <= n; p += 2)
+        if (n % p == 0)
+            return p;
+    return n;
+}
+
+/* n's passes: primes without a butterfly first (direct passes, no
+ * twiddles on the first), then 7, 5, 3, then the power of two as radix 16
+ * passes and one of 8, 4 or 2 (32 as 8 * 4). 0 if there are too many. */
+static int fft_factor(int64_t n, fft_passes *ps) {
+    int nr = 0, r[64];
+    int64_t m = n;
+    int e2 = 0;
+    while (m % 2 == 0) {
+        m /= 2;
+        e2++;
+    }
+    int small[8] = {0};
+    while (m > 1) {
+        int64_t p = fft_least_prime(m);
+        m /= p;
+        if (p <= 7)
+            small[p]++;
+        else if (nr < 64)
+            r[nr++] = (int)p;
+        else
+            return 0;
+    }
+    for (int p = 7; p >= 3; p -= 2)
+        for (int i = 0; i < small[p] && nr < 64; i++)
+            r[nr++] = p;
+    int sixteens = e2 / 4, rest = e2 % 4;
+    if (rest == 1 && sixteens > 0) {
+        sixteens--;
+        if (nr < 63) {
+            r[nr++] = 8;
+            r[nr++] = 4;
+        }
+    } else if (rest > 0 && nr < 64) {
+        r[nr++] = 1 << rest;
+    }
+    for (int i = 0; i < sixteens && nr < 64; i++)
+        r[nr++] = 16;
+    if (nr > TOCL_FFT_MAXP)
+        return 0;
+    memset(ps, 0, sizeof *ps);
+    ps->n = n;
+    ps->npass = nr;
+    memcpy(ps->radix, r, (size_t)nr * sizeof r[0]);
+    return 1;
+}
+
+/* The transform of length n: one launch if it fits `cap` values, else the
+ * most balanced split n1 * n2 with both parts fitting. 0 if neither. */
+static int fft_core_init(fft_core *c, int64_t n, int64_t cap) {
+    memset(c, 0, sizeof *c);
+    c->n = n;
+    c->tw4 = -1;
+    if (n <= cap)
+        return fft_factor(n, &c->a);
+    int64_t d = (int64_t)sqrt((double)n);
+    while (d * d > n)
+        d--;
+    for (; d >= 2; d--) {
+        if (n % d)
+            continue;
+        if (n / d > cap)
+            return 0;
+        c->split = 1;
+        return fft_factor(d, &c->a) && fft_factor(n / d, &c->b);
+    }
+    return 0;
+}
+
+/* A growing table of complex doubles. */
+typedef struct fft_table {
+    double *v;
+    int64_t len, cap;
+    int oom;
+} fft_table;
+
+static void fft_push(fft_table *t, double re, double im) {
+    if (t->len == t->cap) {
+        int64_t cap = t->cap ? 2 * t->cap : 1024;
+        double *v = realloc(t->v, (size_t)cap * 2 * sizeof *v);
+        if (!v) {
+            t->oom = 1;
+            return;
+        }
+        t->v = v;
+        t->cap = cap;
+    }
+    t->v[2 * t->len] = re;
+    t->v[2 * t->len + 1] = im;
+    t->len++;
+}
+
+static void fft_push_root(fft_table *t, int64_t e, int64_t n) {
+    double re, im;
+    fft_root(e, n, &re, &im);
+    fft_push(t, re, im);
+}
+
+/* Pass q of span ns and radix R: w_{ns R}^(t k) for k < ns, 1 <= t < R,
+ * then the R roots of unity of a direct pass. */
+static void fft_passes_table(fft_table *t, fft_passes *ps) {
+    ps->tw = t->len;
+    int64_t ns = 1;
+    for (int q = 0; q < ps->npass; q++) {
+        int r = ps->radix[q];
+        for (int64_t k = 0; k < ns; k++)
+            for (int j = 1; j < r; j++)
+                fft_push_root(t, j * k, ns * r);
+        if (!fft_has_butterfly(r))
+            for (int j = 0; j < r; j++)
+                fft_push_root(t, j, r);
+        ns *= r;
+    }
+}
+
+/* In-place forward transform of m = 2^k complex doubles (radix 2). */
+static int fft_host_pow2(double *x, int64_t m) {
+    double *w = malloc((size_t)(m / 2 + 1) * 2 * sizeof *w);
+    if (!w)
+        return 0;
+    for (int64_t j = 0; j < m / 2; j++)
+        fft_root(j, m, &w[2 * j], &w[2 * j + 1]);
+    for (int64_t i = 1, j = 0; i < m; i++) {
+        int64_t bit = m >> 1;
+        for (; j & bit; bit >>= 1)
+            j ^= bit;
+        j ^= bit;
+        if (i < j)
+            for (int c = 0; c < 2; c++) {
+                double s = x[2 * i + c];
+                x[2 * i + c] = x[2 * j + c];
+                x[2 * j + c] = s;
+            }
+    }
+    for (int64_t len = 2; len <= m; len *= 2)
+        for (int64_t i = 0; i < m; i += len)
+            for (int64_t j = 0; j < len / 2; j++) {
+                const double *wj = &w[2 * (j * (m / len))];
+                double *a = &x[2 * (i + j)], *b = &x[2 * (i + j + len / 2)];
+                double br = b[0] * wj[0] - b[1] * wj[1], bi = b[0] * wj[1] + b[1] * wj[0];
+                b[0] = a[0] - br;
+                b[1] = a[1] - bi;
+                a[0] += br;
+                a[1] += bi;
+            }
+    free(w);
+    return 1;
+}
+
+/* Bluestein's tables: the chirp w_j = exp(-pi i j^2 / n) (j^2 taken mod 2n
+ * so the angle stays exact) and the transform of its conjugate, wrapped
+ * to length m, over m (the convolution's inverse scale). */
+static void fft_bluestein_table(fft_table *t, fft_plan *p, int64_t m) {
+    int64_t n = p->n, q = 0;
+    p->chirp = t->len;
+    for (int64_t j = 0; j < n; j++) {
+        fft_push_root(t, q, 2 * n);
+        q = (q + 2 * j + 1) % (2 * n); /* (j + 1)^2 = j^2 + 2j + 1 */
+    }
+    double *b = calloc((size_t)m * 2, sizeof *b);
+    if (!b || t->oom) {
+        free(b);
+        t->oom = 1;
+        return;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        double re = t->v[2 * (p->chirp + j)], im = -t->v[2 * (p->chirp + j) + 1];
+        b[2 * j] = re, b[2 * j + 1] = im;
+        if (j)
+            b[2 * (m - j)] = re, b[2 * (m - j) + 1] = im;
+    }
+    if (!fft_host_pow2(b, m)) {
+        free(b);
+        t->oom = 1;
+        return;
+    }
+    p->kern = t->len;
+    for (int64_t k = 0; k < m; k++)
+        fft_push(t, b[2 * k] / (double)m, b[2 * k + 1] / (double)m);
+    free(b);
+}
+
+/* Direct passes cost about n * p per prime p; Bluestein two transforms of
+ * m >= 2n - 1 points. Direct passes are kept while they are cheaper. */
+static int fft_prefer_direct(int64_t n, int64_t m, int64_t cap) {
+    int64_t rest = n, sum = 0, logm = 0;
+    while (rest > 1) {
+        int64_t p = fft_least_prime(rest);
+        if (p > cap)
+            return 0;
+        if (p > 7)
+            sum += p;
+        rest /= p;
+    }
+    while (((int64_t)1 << logm) < m)
+        logm++;
+    return sum == 0 || n * sum <= 4 * m * logm;
+}
+
+static tocl_status fft_plan_make(int dev, tocl_dtype dt, int64_t n, fft_plan *p) {
+    int64_t cap = fft_local_len(dev, dt), m = 1;
+    while (m < 2 * n - 1)
+        m *= 2;
+    p->dev = dev;
+    p->dt = dt;
+    p->n = n;
+    p->chirp = p->kern = -1;
+    if (!fft_prefer_direct(n, m, cap) || !fft_core_init(&p->core, n, cap)) {
+        p->blue = 1;
+        if (!fft_core_init(&p->core, m, cap))
+            return tocl_fail(TOCL_E_UNSUPPORTED,
+                             "fft: length %lld is too long for device %d (%s): at most %lld points fit its "
+                             "local memory, so lengths up to about %lld can run",
+                             (long long)n, dev, tocl_dev_props(dev)->name, (long long)cap, (long long)(cap * cap / 2));
+    }
+    fft_table t = {0};
+    fft_passes_table(&t, &p->core.a);
+    if (p->core.split) {
+        fft_passes_table(&t, &p->core.b);
+        p->core.tw4 = t.len;
+        for (int64_t e = 0; e < p->core.n; e++)
+            fft_push_root(&t, e, p->core.n);
+    }
+    if (p->blue)
+        fft_bluestein_table(&t, p, m);
+    if (t.len == 0)
+        fft_push(&t, 1, 0); /* n = 1: no twiddles, but a buffer to bind */
+    if (t.oom) {
+        free(t.v);
+        return tocl_fail(TOCL_E_OOM, "fft: out of host memory for the tables of length %lld", (long long)n);
+    }
+    size_t bytes = (size_t)t.len * 2 * tocl_dtype_size(dt);
+    float *f = NULL;
+    if (dt == TOCL_F32) {
+        f = malloc(bytes);
+        if (!f) {
+            free(t.v);
+            return tocl_fail(TOCL_E_OOM, "fft: out of host memory for the tables of length %lld", (long long)n);
+        }
+        for (int64_t i = 0; i < 2 * t.len; i++)
+            f[i] = (float)t.v[i];
+    }
+    cl_int err;
+    p->tab = clCreateBuffer(tocl_dev_context(dev), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                            f ? (void *)f : (void *)t.v, &err);
+    free(f);
+    free(t.v);
+    TOCL_CL_TRY(err, "clCreateBuffer (fft tables)");
+    return TOCL_OK;
+}
+
+static pthread_mutex_t fft_plans_lock = PTHREAD_MUTEX_INITIALIZER;
+static fft_plan *fft_plans;
+
+tocl_status fft_plan_get(int dev, tocl_dtype dt, int64_t n, const fft_plan **out) {
+    pthread_mutex_lock(&fft_plans_lock);
+    for (fft_plan *p = fft_plans; p; p = p->next)
+        if (p->dev == dev && p->dt == dt && p->n == n) {
+            pthread_mutex_unlock(&fft_plans_lock);
+            *out = p;
+            return TOCL_OK;
+        }
+    fft_plan *p = calloc(1, sizeof *p);
+    tocl_status s = p ? fft_plan_make(dev, dt, n, p) : tocl_fail(TOCL_E_OOM, "fft: out of host memory for a plan");
+    if (s == TOCL_OK) {
+        p->next = fft_plans;
+        fft_plans = p;
+        *out = p;
+    } else {
+        free(p);
+    }
+    pthread_mutex_unlock(&fft_plans_lock);
+    return s;
+}
