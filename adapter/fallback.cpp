@@ -146,10 +146,20 @@ struct Replicas {
       auto bytes = at::empty({s.hi - s.lo}, at::TensorOptions().dtype(at::kByte).device(c10::kCPU));
       s.cpu = bytes.storage();
     }
+    // The shared CPU storage holds physical values, as the ocl storage does:
+    // a conj or neg view (d.conj() beside d, both arguments of one mm) is
+    // replicated as its physical view and given its bits back, so that
+    // copying it does not overwrite its base's values with conjugates.
+    bool conj = t.is_conj(), neg = t.is_neg();
+    at::Tensor p = conj ? t.conj() : t;
+    if (neg)
+      p = at::_neg_view(p);
     at::Tensor c = at::empty({0}, cpu_opts);
     c.set_(s.cpu, rel / es, t.sizes(), t.strides());
-    c.copy_(t);
-    return c;
+    c.copy_(p);
+    if (neg)
+      c = at::_neg_view(c);
+    return conj ? c.conj() : c;
   }
 };
 
@@ -220,6 +230,9 @@ void check_out_device(const c10::FunctionSchema& schema, const std::vector<c10::
   }
 }
 
+}  // namespace
+
+// Also the route of complex arguments to real-only kernels (aten/ocl_complex_route.h).
 void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   std::string name = schema.name();
@@ -314,8 +327,6 @@ void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     }
   }
 }
-
-}  // namespace
 
 namespace {
 

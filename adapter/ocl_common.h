@@ -35,10 +35,19 @@ int current_stream(int dev);
 // dtype mapping; raises a clear error naming the dtype if unsupported.
 tocl_dtype to_tocl_dtype(c10::ScalarType t);
 bool is_supported_dtype(c10::ScalarType t);
+// What an ocl tensor may hold: the above and complex32/64/128, which are
+// pairs of their real dtype (to_tocl_pairs, complex_part).
+bool is_storage_dtype(c10::ScalarType t);
 
 // A strided view of an ocl tensor for the runtime (data address includes the
 // storage offset).
 tocl_tensor to_tocl_tensor(const at::Tensor& t);
+// A complex tensor as its real dtype with a trailing pair dim [.., 2] of
+// stride 1 (view_as_real's layout); any other tensor as to_tocl_tensor.
+tocl_tensor to_tocl_pairs(const at::Tensor& t);
+// The real (part 0) or imaginary (part 1) values of a complex tensor, as a
+// strided tensor of its real dtype with t's shape.
+tocl_tensor complex_part(const at::Tensor& t, int part);
 // The synthetic device address of t's first element. Raises for a tensor
 // that is not on an ocl device: a host pointer is never taken for a device
 // address.

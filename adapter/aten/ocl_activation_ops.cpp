@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "ocl_pointwise.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -384,7 +385,8 @@ at::Tensor& rrelu_with_noise_(at::Tensor& self, at::Tensor& noise, const c10::Sc
   m.impl(#name, Forms<name>::fn); \
   TOCL_ITER_OUT(m, #name ".grad_input", Forms<name>::out)
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("relu", Forms<relu>::fn);
   m.impl("relu_", Forms<relu>::inplace);
   TOCL_UNARY_ROW(m, gelu, Forms<gelu>);

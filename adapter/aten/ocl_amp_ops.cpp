@@ -24,6 +24,7 @@
 #include "ocl_elementwise.h"
 #include "tocl/device.h"
 #include "tocl/reduce.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -181,7 +182,8 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
 
 }  // namespace autocast_policies
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("_amp_foreach_non_finite_check_and_unscale_", non_finite_check_and_unscale);
   m.impl("_amp_update_scale_", update_scale);
 }

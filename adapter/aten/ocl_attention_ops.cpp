@@ -32,6 +32,7 @@
 
 #include "ocl_common.h"
 #include "tocl/attention.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -287,7 +288,8 @@ std::tuple<Tensor, Tensor, Tensor> sdpa_flash_for_cpu_backward(const Tensor& gra
   return {std::get<0>(r), std::get<1>(r), std::get<2>(r)};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("_fused_sdp_choice", TORCH_FN(fused_sdp_choice));
   m.impl("_scaled_dot_product_flash_attention_for_cpu", TORCH_FN(sdpa_flash_for_cpu));
   m.impl("_scaled_dot_product_flash_attention_for_cpu_backward", TORCH_FN(sdpa_flash_for_cpu_backward));

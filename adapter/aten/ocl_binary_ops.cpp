@@ -7,6 +7,7 @@
 #include <torch/library.h>
 
 #include "ocl_pointwise.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -150,7 +151,8 @@ at::Tensor nextafter(const at::Tensor& out, const at::Tensor& a, const at::Tenso
 // The one-IR-op binary ops (remainder, fmod, pow.Tensor_Tensor, atan2,
 // hypot, copysign, xlogy, maximum/minimum/fmax/fmin, bitwise ops, shifts,
 // floor_divide) are rows of ocl_pointwise_table.cpp.
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("add.Tensor", AlphaBinary<TOCL_IR_ADD>::fn);
   m.impl("add_.Tensor", AlphaBinary<TOCL_IR_ADD>::inplace);
   TOCL_ITER_OUT(m, "add.out", AlphaBinary<TOCL_IR_ADD>::out);

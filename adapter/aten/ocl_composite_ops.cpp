@@ -23,6 +23,7 @@
 #include <cmath>
 #include <tuple>
 #include <vector>
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -448,7 +449,8 @@ Tensor& unfold_backward_out(const Tensor& grad, at::IntArrayRef input_sizes, int
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("unfold_backward", ocl_unfold_backward);
   m.impl("unfold_backward.out", unfold_backward_out);
   m.impl("_cdist_forward", cdist_forward);

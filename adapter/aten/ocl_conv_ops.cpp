@@ -12,6 +12,7 @@
 #include "fallback.h"
 #include "ocl_common.h"
 #include "tocl/conv.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -195,7 +196,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("convolution_overrideable", convolution);
   m.impl("convolution_backward_overrideable", convolution_backward);
 }

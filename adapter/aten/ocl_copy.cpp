@@ -17,17 +17,69 @@ bool is_ocl(const at::Tensor& t) { return t.device().type() == c10::DeviceType::
 // Same dtype, same shape, both contiguous: a raw byte transfer is enough.
 bool raw_compatible(const at::Tensor& a, const at::Tensor& b) {
   return a.scalar_type() == b.scalar_type() && a.sizes().equals(b.sizes()) && a.is_contiguous() &&
-         b.is_contiguous();
+         b.is_contiguous() && !a.is_conj() && !b.is_conj() && !a.is_neg() && !b.is_neg();
+}
+
+// In-place elementwise graphs the copies below need.
+void run_graph(int dev, const tocl_ir_graph& g, const tocl_tensor& out, const tocl_tensor* in) {
+  TOCL_CHECK(tocl_ew_run(dev, tocl_stream_current(dev), &g, &out, in, nullptr));
+}
+
+// t := -t.
+void negate(int dev, const tocl_tensor& t) {
+  tocl_ir_graph g;
+  tocl_ir_init(&g);
+  tocl_dtype c = tocl_dtype_compute(t.dtype);
+  int x = tocl_ir_cast(&g, tocl_ir_input(&g, t.dtype), c);
+  tocl_ir_output(&g, tocl_ir_unary(&g, TOCL_IR_NEG, c, x), t.dtype);
+  run_graph(dev, g, t, &t);
+}
+
+// bool dst := re != 0 || im != 0, as a complex value converts to bool.
+void complex_to_bool(int dev, const tocl_tensor& dst, const tocl_tensor& re, const tocl_tensor& im) {
+  tocl_ir_graph g;
+  tocl_ir_init(&g);
+  int a = tocl_ir_input(&g, re.dtype), b = tocl_ir_input(&g, im.dtype);
+  int za = tocl_ir_cast(&g, a, TOCL_BOOL), zb = tocl_ir_cast(&g, b, TOCL_BOOL);
+  tocl_ir_output(&g, tocl_ir_binary(&g, TOCL_IR_LOGICAL_OR, TOCL_BOOL, za, zb), TOCL_BOOL);
+  tocl_tensor in[2] = {re, im};
+  run_graph(dev, g, dst, in);
 }
 
 // dst (ocl) := src (ocl, possibly another device), with cast and broadcast.
+// Complex values are copied as pairs of their real dtype; a real source
+// gives a zero imaginary part, a complex source to a real dst keeps the real
+// part (the CPU warns of that in copy_ before it gets here). The conj and
+// neg bits are resolved here: dst's physical values are made to read back
+// as src's values.
 void device_copy(const at::Tensor& dst, const at::Tensor& src) {
   int dev = dst.device().index();
   c10::DeviceGuard guard(dst.device());
   at::Tensor s = src.expand_as(dst);
-  tocl_tensor d = to_tocl_tensor(dst), t = to_tocl_tensor(s);
-  TOCL_CHECK(tocl_op_copy(dev, tocl_stream_current(dev), &d, &t));
+  int stream = tocl_stream_current(dev);
+  if (dst.is_complex() == s.is_complex()) {
+    tocl_tensor d = to_tocl_pairs(dst), t = to_tocl_pairs(s);
+    TOCL_CHECK(tocl_op_copy(dev, stream, &d, &t));
+  } else if (dst.is_complex()) {
+    tocl_tensor re = complex_part(dst, 0), im = complex_part(dst, 1), t = to_tocl_tensor(s);
+    TOCL_CHECK(tocl_op_copy(dev, stream, &re, &t));
+    TOCL_CHECK(tocl_op_fill(dev, stream, &im, to_tocl_scalar(c10::Scalar(0.0))));
+  } else {
+    tocl_tensor d = to_tocl_tensor(dst), re = complex_part(s, 0);
+    if (dst.scalar_type() == at::kBool) {
+      complex_to_bool(dev, d, re, complex_part(s, 1));
+      return;
+    }
+    TOCL_CHECK(tocl_op_copy(dev, stream, &d, &re));
+  }
+  if (dst.is_complex() && s.is_complex() && dst.is_conj() != s.is_conj())
+    negate(dev, complex_part(dst, 1));
+  if (dst.is_neg() != s.is_neg())
+    negate(dev, to_tocl_pairs(dst));
 }
+
+// Raw byte transfers move physical values: both sides without conj/neg bits.
+bool plain_bits(const at::Tensor& t) { return !t.is_conj() && !t.is_neg(); }
 
 void host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
   int dev = dst.device().index();
@@ -40,7 +92,7 @@ void host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_block
   }
   // Upload the source as it is (host makes it contiguous only if needed),
   // then convert and scatter on the device.
-  at::Tensor host = src.contiguous();
+  at::Tensor host = src.resolve_conj().resolve_neg().contiguous();
   at::Tensor staged = at::empty(host.sizes(), host.options().device(dst.device()));
   bool async = non_blocking && host.is_same(src) && tocl_host_is_pinned(host.data_ptr());
   if (host.nbytes())
@@ -54,12 +106,13 @@ void device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_block
   c10::DeviceGuard guard(src.device());
   at::Tensor s = src;
   // Convert, broadcast and compact on the device first.
-  if (!(s.scalar_type() == dst.scalar_type() && s.sizes().equals(dst.sizes()) && s.is_contiguous())) {
+  if (!(s.scalar_type() == dst.scalar_type() && s.sizes().equals(dst.sizes()) && s.is_contiguous() &&
+        plain_bits(s))) {
     at::Tensor tmp = at::empty(dst.sizes(), src.options().dtype(dst.scalar_type()));
     device_copy(tmp, src);
     s = tmp;
   }
-  if (dst.is_contiguous()) {
+  if (dst.is_contiguous() && plain_bits(dst)) {
     bool async = non_blocking && tocl_host_is_pinned(dst.data_ptr());
     if (s.nbytes())
       TOCL_CHECK(tocl_copy_d2h(dev, tocl_stream_current(dev), dst.data_ptr(),
@@ -75,7 +128,6 @@ void device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_block
 
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   TORCH_CHECK(self.defined() && dst.defined(), "torch_ocl: copy of an undefined tensor");
-  TORCH_CHECK(!self.is_complex() && !dst.is_complex(), "torch_ocl: complex tensors are not supported");
   // An empty destination still needs a source that broadcasts to it, as copy_ on the CPU
   // checks (found by torch_ocl.fuzz: copy_ of a [0, 1, 1] source into [0, 1] returned).
   TORCH_CHECK(at::is_expandable_to(self.sizes(), dst.sizes()), "output with shape ", dst.sizes(),
@@ -114,6 +166,20 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", copy_from);
   m.impl("_copy_from_and_resize", copy_from_and_resize);
+}
+
+// copy_ reaches a backend outside PyTorch's own through _copy_from, which
+// PyTorch's Conjugate and Negative fallbacks do not pass through: they would
+// materialise a conj source by clone -> copy_ -> _copy_from again, without
+// end. The kernels above resolve both bits themselves (device_copy), so the
+// two keys fall through to them, as they do for copy_.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace torch_ocl

@@ -12,6 +12,7 @@
 #include <limits>
 #include <tuple>
 #include <vector>
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -203,7 +204,8 @@ Tensor ctc_loss_backward_tensor(const Tensor& grad, const Tensor& log_probs, con
                            log_alpha, blank, zero_infinity);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("_ctc_loss", ctc_loss);
   m.impl("_ctc_loss.Tensor", ctc_loss_tensor);
   m.impl("_ctc_loss_backward", ctc_loss_backward);

@@ -12,6 +12,7 @@
 #include <limits>
 #include <optional>
 #include <tuple>
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -168,7 +169,8 @@ Tensor embedding_bag_backward(const Tensor& grad, const Tensor& indices, const T
                                       scale_grad_by_freq, mode, psw, padding_idx);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("_embedding_bag_backward", embedding_bag_backward);
   m.impl("_embedding_bag", embedding_bag);
   m.impl("_embedding_bag_forward_only", embedding_bag);

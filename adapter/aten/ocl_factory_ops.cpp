@@ -12,6 +12,7 @@
 
 #include "ocl_common.h"
 #include "tocl/factory.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -164,7 +165,8 @@ at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("arange.start_out", arange_out);
   m.impl("linspace.out", linspace_out);
   m.impl("logspace.out", logspace_out);

@@ -10,6 +10,7 @@
 
 #include <tuple>
 #include <vector>
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -168,7 +169,8 @@ Tensor& frac_bwd_out(const Tensor& grad, const Tensor& self, at::IntArrayRef ker
   return gi;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("fractional_max_pool2d", frac2d);
   m.impl("fractional_max_pool2d.output", frac_out<2>);
   m.impl("fractional_max_pool2d_backward", frac_bwd<2>);

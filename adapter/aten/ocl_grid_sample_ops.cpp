@@ -15,6 +15,7 @@
 
 #include "ocl_common.h"
 #include "tocl/grid_sample.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -117,7 +118,8 @@ std::tuple<at::Tensor, at::Tensor> bwd(const at::Tensor& grad, const at::Tensor&
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("grid_sampler_2d", fwd<2>);
   m.impl("grid_sampler_2d.out", fwd_out<2>);
   m.impl("grid_sampler_2d_backward", bwd<2>);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <tuple>
 #include <vector>
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -202,7 +203,8 @@ std::tuple<Tensor&, Tensor&> histogram_bins_out(const Tensor& self, const Tensor
   return deliver_hist(histogram_bins(self, bins, weight, density), hist, edges);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("histogram.bin_ct", histogram_bin_ct);
   m.impl("histogram.bin_ct_out", histogram_bin_ct_out);
   m.impl("histogram.bins_tensor", histogram_bins);

@@ -11,6 +11,7 @@
 #include <torch/library.h>
 
 #include "ocl_index_util.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -125,7 +126,8 @@ at::Tensor nonzero_static(const at::Tensor& self, int64_t size, int64_t fill_val
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("nonzero_static", nonzero_static);
   m.impl("nonzero_static.out", nonzero_static_out);
   m.impl("nonzero", nonzero);

@@ -21,6 +21,7 @@
 #include <torch/library.h>
 
 #include "ocl_index_util.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -314,7 +315,8 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("index_select", index_select);
   m.impl("index_select.out", index_select_out);
   m.impl("gather", gather);

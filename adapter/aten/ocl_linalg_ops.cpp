@@ -53,6 +53,7 @@
 
 #include "ocl_nn_util.h"
 #include "tocl/linalg.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -701,7 +702,8 @@ REGISTER_PRIVATEUSE1_DISPATCH(cross_stub, &torch_ocl::ocl_cross)
 namespace torch_ocl {
 namespace {
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("linalg_cholesky_ex", cholesky_ex);
   m.impl("linalg_cholesky_ex.L", cholesky_ex_out);
   m.impl("cholesky_inverse", at::native::cholesky_inverse);

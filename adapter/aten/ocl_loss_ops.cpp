@@ -12,6 +12,7 @@
 #include <torch/library.h>
 
 #include "ocl_nn_util.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -257,7 +258,8 @@ at::Tensor& ocl_nll_loss2d_backward_out(const at::Tensor& g, const at::Tensor& s
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("mse_loss", ocl_mse_loss);
   m.impl("mse_loss.out", ocl_mse_loss_out);
   m.impl("mse_loss_backward", ocl_mse_loss_backward);

@@ -28,6 +28,7 @@
 #include "fallback.h"
 #include "ocl_common.h"
 #include "tocl/gemm.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -374,7 +375,8 @@ at::Tensor vdot(const at::Tensor& self, const at::Tensor& other) { return dot_im
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("mm", mm);
   m.impl("mm.out", mm_out);
   m.impl("addmm", addmm);

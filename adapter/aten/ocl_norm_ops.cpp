@@ -11,6 +11,7 @@
 #include <torch/library.h>
 
 #include "ocl_nn_util.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -236,7 +237,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> ocl_batch_norm_backward(
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("native_layer_norm", ocl_native_layer_norm);
   m.impl("native_layer_norm_backward", ocl_native_layer_norm_backward);
   m.impl("native_group_norm", ocl_native_group_norm);

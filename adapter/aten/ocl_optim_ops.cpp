@@ -19,6 +19,7 @@
 
 #include "ocl_elementwise.h"
 #include "tocl/device.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -426,7 +427,8 @@ void adagrad_tensor_lr(TensorList self, TensorList grads, TensorList sums, Tenso
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("_fused_adam_", adam_lr<AdamMode::Adam>);
   m.impl("_fused_adam_.tensor_lr", adam_tensor_lr<AdamMode::Adam>);
   m.impl("_fused_adamw_", adam_lr<AdamMode::AdamW>);

@@ -8,6 +8,7 @@
 #include <ATen/native/TypeProperties.h>
 
 #include "ocl_pointwise.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -237,7 +238,8 @@ at::Tensor addc(const at::Tensor& out_arg, const at::Tensor& self, const at::Ten
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("where.self", where);
   m.impl("where.self_out", where_out);
   m.impl("masked_fill_.Scalar", masked_fill_scalar);

@@ -13,6 +13,7 @@
 
 #include "ocl_pointwise.h"
 #include "ocl_pointwise_table.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -192,7 +193,7 @@ constexpr bool is_unary(Iter k) { return k == Iter::Unary || k == Iter::UnaryFlo
 // The out overload of every row builds its iterator over the out argument
 // before anything writes it (TOCL_ITER_OUT, ocl_iter_out.h).
 template <class Fn, class Inplace, class Out>
-void register_forms(torch::Library& m, const Row& r, Fn fn, Inplace inplace, Out out) {
+void register_forms(RoutedLibrary& m, const Row& r, Fn fn, Inplace inplace, Out out) {
   if (r.fn)
     m.impl(r.fn, fn);
   if constexpr (!std::is_same_v<Inplace, std::nullptr_t>)
@@ -204,7 +205,7 @@ void register_forms(torch::Library& m, const Row& r, Fn fn, Inplace inplace, Out
 }
 
 template <size_t I>
-void register_row(torch::Library& m) {
+void register_row(RoutedLibrary& m) {
   constexpr const Row& r = kTable[I];
   if constexpr (is_unary(r.iter)) {
     static_assert(r.args == Args::Tensors, "a unary row takes one tensor");
@@ -222,7 +223,7 @@ void register_row(torch::Library& m) {
 }
 
 template <size_t... I>
-void register_rows(torch::Library& m, std::index_sequence<I...>) {
+void register_rows(RoutedLibrary& m, std::index_sequence<I...>) {
   (register_row<I>(m), ...);
 }
 
@@ -262,7 +263,8 @@ std::vector<PointwiseEntry> pointwise_table() {
   return t;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   register_rows(m, std::make_index_sequence<kRows>());
 }
 

@@ -18,6 +18,7 @@
 
 #include "ocl_pool_util.h"
 #include "tocl/pool.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -429,7 +430,8 @@ at::Tensor max_unpool3d(const at::Tensor& self, const at::Tensor& indices, at::I
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("max_unpool2d", max_unpool<2>);
   m.impl("max_unpool2d.out", max_unpool_out<2>);
   m.impl("max_unpool3d", max_unpool3d);

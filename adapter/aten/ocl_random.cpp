@@ -21,6 +21,7 @@
 #include "../runtime/ocl_generator.h"
 #include "ocl_common.h"
 #include "tocl/random.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -393,7 +394,8 @@ at::Tensor multinomial(const at::Tensor& self, int64_t n_sample, bool with_repla
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("uniform_", uniform_);
   m.impl("normal_", normal_);
   m.impl("random_", random_);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ocl_reduce_util.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -189,7 +190,8 @@ std::tuple<at::Tensor, at::Tensor> aminmax(const at::Tensor& self, std::optional
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("amax", amax);
   m.impl("amax.out", amax_out);
   m.impl("amin", amin);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ocl_reduce_util.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -200,7 +201,8 @@ bool equal(const at::Tensor& self, const at::Tensor& other) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("sum.dim_IntList", sum_dim);
   m.impl("sum.IntList_out", sum_out);
   m.impl("nansum", nansum);

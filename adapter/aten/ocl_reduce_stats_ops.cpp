@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ocl_reduce_util.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -209,7 +210,8 @@ at::Tensor& renorm_(at::Tensor& self, const c10::Scalar& p, int64_t dim, const c
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("renorm", renorm);
   m.impl("renorm_", renorm_);
   m.impl("renorm.out", renorm_out);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fallback.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -124,7 +125,8 @@ Tensor& upsample_aa_backward_out(const Tensor& grad, at::IntArrayRef osize, at::
   return gi;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("_upsample_bilinear2d_aa", upsample_aa);
   m.impl("_upsample_bilinear2d_aa.vec", upsample_aa_vec);
   m.impl("_upsample_bilinear2d_aa.out", upsample_aa_out);

@@ -8,6 +8,7 @@
 
 #include "ocl_common.h"
 #include "tocl/reduce.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -97,7 +98,8 @@ at::Tensor logcumsumexp(const at::Tensor& self, int64_t dim) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("cumsum", Cum<TOCL_SCAN_SUM>::fn);
   m.impl("cumsum.out", Cum<TOCL_SCAN_SUM>::out);
   m.impl("cumsum_", Cum<TOCL_SCAN_SUM>::inplace);

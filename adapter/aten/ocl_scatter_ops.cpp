@@ -13,6 +13,7 @@
 #include <torch/library.h>
 
 #include "ocl_index_util.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -437,7 +438,8 @@ at::Tensor& index_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("index_reduce", index_reduce);
   m.impl("index_reduce_", index_reduce_);
   m.impl("index_reduce.out", index_reduce_out);

@@ -12,6 +12,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -197,7 +198,8 @@ Tensor& segment_reduce_backward_out(const Tensor& grad, const Tensor& output, co
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("segment_reduce", ocl_segment_reduce);
   m.impl("segment_reduce.out", segment_reduce_out);
   m.impl("_segment_reduce_backward", segment_reduce_backward);

@@ -14,6 +14,7 @@
 
 #include "ocl_common.h"
 #include "tocl/index.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -277,7 +278,8 @@ at::Tensor channel_shuffle(const at::Tensor& self, int64_t groups) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("channel_shuffle", channel_shuffle);
   m.impl("cat", cat);
   m.impl("cat.out", cat_out);

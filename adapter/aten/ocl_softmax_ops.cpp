@@ -11,6 +11,7 @@
 #include <torch/library.h>
 
 #include "ocl_nn_util.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -87,7 +88,8 @@ at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& output, in
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("_softmax", softmax<false>);
   m.impl("_softmax.out", softmax_out<false>);
   m.impl("_log_softmax", softmax<true>);

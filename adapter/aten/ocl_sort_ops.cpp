@@ -29,6 +29,7 @@
 #include "../fallback.h"
 #include "ocl_common.h"
 #include "tocl/sort.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -548,7 +549,8 @@ at::Tensor repeat_interleave_tensor(const at::Tensor& repeats, std::optional<c10
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("repeat_interleave.Tensor", repeat_interleave_tensor);
   m.impl("sort.stable", sort);
   m.impl("sort.values_stable", sort_out);

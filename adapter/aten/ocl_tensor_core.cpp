@@ -8,9 +8,13 @@
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
+
+#include <cstring>
 
 #include "../runtime/ocl_allocator.h"
 #include "ocl_common.h"
@@ -20,8 +24,13 @@ namespace {
 
 constexpr auto kOcl = c10::DispatchKey::PrivateUse1;
 
+// Complex dtypes are stored as pairs of their real dtype (to_tocl_pairs).
 void check_dtype(std::optional<c10::ScalarType> dtype) {
-  to_tocl_dtype(dtype.value_or(c10::get_default_dtype_as_scalartype()));
+  c10::ScalarType t = dtype.value_or(c10::get_default_dtype_as_scalartype());
+  if (c10::isComplexType(t))
+    to_tocl_dtype(c10::toRealValueType(t));
+  else
+    to_tocl_dtype(t);
 }
 
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
@@ -122,7 +131,7 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
               " elements cannot be converted to Scalar");
   int dev = self.device().index();
   union {
-    uint8_t b[8];
+    uint8_t b[16];
     bool z;
     uint8_t u8;
     int8_t i8;
@@ -146,6 +155,21 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
     case c10::ScalarType::BFloat16: return c10::Scalar(c10::BFloat16(v.h, c10::BFloat16::from_bits()));
     case c10::ScalarType::Float: return c10::Scalar(v.f32);
     case c10::ScalarType::Double: return c10::Scalar(v.f64);
+    case c10::ScalarType::ComplexHalf: {
+      c10::Half h[2];
+      std::memcpy(h, v.b, sizeof h);
+      return c10::Scalar(c10::complex<c10::Half>(h[0], h[1]));
+    }
+    case c10::ScalarType::ComplexFloat: {
+      float f[2];
+      std::memcpy(f, v.b, sizeof f);
+      return c10::Scalar(c10::complex<float>(f[0], f[1]));
+    }
+    case c10::ScalarType::ComplexDouble: {
+      double d[2];
+      std::memcpy(d, v.b, sizeof d);
+      return c10::Scalar(c10::complex<double>(d[0], d[1]));
+    }
     default: TORCH_CHECK(false, "torch_ocl: unsupported dtype ", self.scalar_type());
   }
 }
@@ -154,6 +178,19 @@ at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
   if (self.numel() == 0)
     return self;
   int dev = self.device().index();
+  if (self.is_complex()) {
+    // Each part from the value's part; the conj and neg bits describe
+    // what the physical values mean, so fill what reads back as value.
+    c10::complex<double> z = value.toComplexDouble();
+    double re = self.is_neg() ? -z.real() : z.real();
+    double im = (self.is_neg() != self.is_conj()) ? -z.imag() : z.imag();
+    for (int part = 0; part < 2; part++) {
+      tocl_tensor t = complex_part(self, part);
+      TOCL_CHECK(tocl_op_fill(dev, tocl_stream_current(dev), &t, to_tocl_scalar(c10::Scalar(part ? im : re))));
+    }
+    return self;
+  }
+  TORCH_CHECK(!value.isComplex(), "value cannot be converted to type ", self.scalar_type(), " without overflow");
   tocl_tensor t = to_tocl_tensor(self);
   TOCL_CHECK(tocl_op_fill(dev, tocl_stream_current(dev), &t, to_tocl_scalar(value)));
   return self;
@@ -206,6 +243,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view", at::native::view);
   m.impl("_reshape_alias", at::native::_reshape_alias);
   m.impl("unfold", at::native::unfold);
+  m.impl("view_as_real", at::native::view_as_real);
+  m.impl("view_as_complex", at::native::view_as_complex);
   m.impl("resize_", resize_);
   m.impl("set_.source_Storage", set_source_storage);
   m.impl("set_.source_Storage_storage_offset", set_storage);

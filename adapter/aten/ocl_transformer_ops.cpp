@@ -16,6 +16,7 @@
 #include <limits>
 #include <optional>
 #include <tuple>
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -112,7 +113,8 @@ at::Tensor transformer_encoder_layer_fwd(
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   m.impl("_native_multi_head_attention", native_multi_head_attention);
   m.impl("_transformer_encoder_layer_fwd", transformer_encoder_layer_fwd);
 }

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ocl_pointwise.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -164,7 +165,8 @@ std::tuple<at::Tensor, at::Tensor> frexp(const at::Tensor& self) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   // The one-IR-op unary ops are rows of ocl_pointwise_table.cpp.
   TOCL_UNARY_ROW(m, neg, Forms<neg>);
   m.impl("round.decimals", Forms<round_dec>::fn);

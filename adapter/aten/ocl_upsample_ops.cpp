@@ -19,6 +19,7 @@
 
 #include "ocl_pool_util.h"
 #include "tocl/pool.h"
+#include "ocl_complex_route.h"
 
 namespace torch_ocl {
 namespace {
@@ -199,7 +200,8 @@ constexpr auto CUB = TOCL_UPSAMPLE_CUBIC;
   m.impl(name "_backward", interp_bwd<M, N, __VA_ARGS__>);                \
   m.impl(name "_backward.grad_input", interp_bwd_out<M, N, __VA_ARGS__>)
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  RoutedLibrary m(lib);
   TOCL_UP_NEAR(m, "upsample_nearest1d", NEAR, 1, OptD);
   TOCL_UP_NEAR(m, "upsample_nearest2d", NEAR, 2, OptD, OptD);
   TOCL_UP_NEAR(m, "upsample_nearest3d", NEAR, 3, OptD, OptD, OptD);

@@ -67,15 +67,21 @@ struct OclGuardImpl final : c10::impl::DeviceGuardImplInterface {
     return old;
   }
   // Dtypes ocl tensors hold with native kernels (torch.accelerator.
-  // get_device_capability()["supported_dtypes"]): float64 only where the
-  // device has cl_khr_fp64; complex, quantized and wide unsigned types run
-  // only through the CPU fallback, so they are not claimed.
+  // get_device_capability()["supported_dtypes"]): float64 and complex128
+  // only where the device has cl_khr_fp64. complex64/128 have native
+  // storage, copies, arithmetic and FFT (their other ops take the CPU
+  // fallback, counted); complex32, quantized and wide unsigned types are
+  // not claimed.
   c10::DeviceCapability getDeviceCapability(c10::Device d) const override {
     int dev = device_index(d);
     tocl_device_props p{};
     TOCL_CHECK(tocl_device_props_get(dev, &p));
     c10::DeviceCapability cap;
-    auto ok = [&](c10::ScalarType t) { return is_supported_dtype(t) && (t != c10::ScalarType::Double || p.has_fp64); };
+    auto ok = [&](c10::ScalarType t) {
+      bool wide = t == c10::ScalarType::Double || t == c10::ScalarType::ComplexDouble;
+      bool held = is_supported_dtype(t) || t == c10::ScalarType::ComplexFloat || t == c10::ScalarType::ComplexDouble;
+      return held && (!wide || p.has_fp64);
+    };
 #define TOCL_CAPABILITY(_1, n) cap.capability_data.supported_scalar_types.has_##n = ok(c10::ScalarType::n);
     AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS(TOCL_CAPABILITY)
 #undef TOCL_CAPABILITY

@@ -67,6 +67,43 @@ tocl_tensor to_tocl_tensor(const at::Tensor& t) {
   return r;
 }
 
+bool is_storage_dtype(c10::ScalarType t) {
+  return is_supported_dtype(t) || t == c10::ScalarType::ComplexHalf || t == c10::ScalarType::ComplexFloat ||
+         t == c10::ScalarType::ComplexDouble;
+}
+
+// A complex element is two values of its real dtype, real part first (as
+// c10::complex and std::complex): [.., n] complex is [.., n, 2] real with
+// every stride doubled, the layout of view_as_real. Conj and neg bits are
+// the caller's (physical values are what is described).
+tocl_tensor to_tocl_pairs(const at::Tensor& t) {
+  if (!t.is_complex())
+    return to_tocl_tensor(t);
+  TORCH_CHECK(t.dim() + 1 <= TOCL_TENSOR_MAX_DIMS, "torch_ocl: complex tensors of more than ",
+              TOCL_TENSOR_MAX_DIMS - 1, " dimensions are not supported, got ", t.dim());
+  tocl_tensor r = complex_part(t, 0);
+  r.sizes[r.ndim] = 2;
+  r.strides[r.ndim] = 1;
+  r.ndim++;
+  return r;
+}
+
+tocl_tensor complex_part(const at::Tensor& t, int part) {
+  TORCH_CHECK(t.is_complex(), "torch_ocl: internal error: complex_part of a ", t.scalar_type(), " tensor");
+  TORCH_CHECK(t.dim() <= TOCL_TENSOR_MAX_DIMS, "torch_ocl: tensors of more than ", TOCL_TENSOR_MAX_DIMS,
+              " dimensions are not supported, got ", t.dim());
+  c10::ScalarType real = c10::toRealValueType(t.scalar_type());
+  tocl_tensor r{};
+  r.data = device_addr(t) + static_cast<tocl_addr>(part) * c10::elementSize(real);
+  r.dtype = to_tocl_dtype(real);
+  r.ndim = static_cast<int>(t.dim());
+  for (int i = 0; i < r.ndim; i++) {
+    r.sizes[i] = t.size(i);
+    r.strides[i] = 2 * t.stride(i);
+  }
+  return r;
+}
+
 tocl_addr device_addr(const at::Tensor& t) {
   TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "torch_ocl: expected a tensor on the ocl device, but got one on ",
               t.device(), " (shape ", t.sizes(), ")");

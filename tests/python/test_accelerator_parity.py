@@ -68,8 +68,10 @@ def test_accelerator_device_capability_lists_dtypes():
         dtypes = torch.accelerator.get_device_capability(i)["supported_dtypes"]
         for dt in (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int8, torch.uint8, torch.bool):
             assert dt in dtypes
-        assert (torch.float64 in dtypes) == torch.ocl.get_device_properties(i).has_fp64
-        assert torch.complex64 not in dtypes and torch.qint8 not in dtypes
+        fp64 = torch.ocl.get_device_properties(i).has_fp64
+        assert (torch.float64 in dtypes) == fp64 and (torch.complex128 in dtypes) == fp64
+        assert torch.complex64 in dtypes
+        assert torch.complex32 not in dtypes and torch.qint8 not in dtypes and torch.uint32 not in dtypes
 
 
 def test_ocl_device_capability_is_cuda_shaped():
