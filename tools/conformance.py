@@ -1,7 +1,7 @@
 """OpInfo conformance: PyTorch's operator database run on `ocl` against the CPU.
 
 For every OpInfo entry and each dtype it supports among float32, float16,
-bfloat16, float64, int64, int32, uint8 and bool, run its sample inputs on ocl
+bfloat16, float64, complex64, int64, int32, uint8 and bool, run its sample inputs on ocl
 and on the CPU and compare; for float32 entries that support autograd also
 compare gradients. Each (op, dtype) is classified:
 
@@ -44,7 +44,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from conformance_known import KNOWN_MISMATCHES  # noqa: E402
 
-DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64,
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.complex64,
           torch.int64, torch.int32, torch.uint8, torch.bool]
 RANDOM_OPS = ("bernoulli", "multinomial", "normal", "uniform", "rand", "randn", "randint",
               "nn.functional.dropout", "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout",
