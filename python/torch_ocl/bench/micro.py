@@ -142,6 +142,36 @@ def conv_sdpa(device, reps, quick) -> List[Dict]:
     return out
 
 
+def linalg_fft(device, reps, quick) -> List[Dict]:
+    """Issue 21's figures: batched 64x64 Cholesky and solve, a batch of 4096-point
+    complex FFTs, and a 1-second 16 kHz stft (n_fft 400, hop 160)."""
+    out = []
+    b = 16 if quick else 64
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(b, 64, 64, generator=g)
+    spd = (a @ a.mT + 64 * torch.eye(64)).to(device)
+    rhs = torch.randn(b, 64, 8, generator=g).to(device)
+    for name, f in (("cholesky", lambda: torch.linalg.cholesky(spd)),
+                    ("solve", lambda: torch.linalg.solve(spd, rhs))):
+        fb = _fallbacks_during(f, device)
+        m = measure(f, device, reps=reps)
+        out.append(_figure(f"linalg.{name} {b}x64x64 float32", m.median_ms, "ms", m, fallbacks=fb))
+    nb = 8 if quick else 64
+    z = torch.randn(nb, 4096, dtype=torch.complex64, generator=g).to(device)
+    f = lambda: torch.fft.fft(z)  # noqa: E731
+    fb = _fallbacks_during(f, device)
+    m = measure(f, device, reps=reps)
+    out.append(_figure(f"fft {nb}x4096 complex64", 5 * nb * 4096 * 12 / (m.median_ms * 1e-3) / 1e9, "GFLOP/s", m,
+                       "5 n log2 n flops per transform", fb))
+    sig = torch.randn(16000, generator=g).to(device)
+    win = torch.hann_window(400).to(device)
+    f = lambda: torch.stft(sig, 400, 160, window=win, return_complex=True)  # noqa: E731
+    fb = _fallbacks_during(f, device)
+    m = measure(f, device, reps=reps)
+    out.append(_figure("stft 1 s at 16 kHz, n_fft 400, hop 160", m.median_ms, "ms", m, fallbacks=fb))
+    return out
+
+
 _CHILD = ("import time, torch, torch_ocl\n"
           "t0 = time.perf_counter()\n"
           "x = torch.ones(1000, device='ocl', dtype=torch.float64) * 3 - 1\n"
@@ -185,5 +215,6 @@ def _run(device, quick: bool) -> List[Dict]:
                  [torch.float32] if quick else [torch.float32, torch.bfloat16], reps)
     figs += gemm_transformer(device, reps, quick)
     figs += conv_sdpa(device, reps, quick)
+    figs += linalg_fft(device, reps, quick)
     figs += program_cache(device)
     return figs
