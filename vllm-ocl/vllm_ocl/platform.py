@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from vllm.v1.attention.backends.registry import AttentionBackendEnum
     from vllm.v1.attention.selector import AttentionSelectorConfig
 
-logger = init_logger(__name__)
+logger = init_logger("vllm." + __name__)  # under "vllm", so vLLM's log settings apply
 
 ATTENTION_BACKEND = "vllm_ocl.attention.OclAttentionBackend"
 

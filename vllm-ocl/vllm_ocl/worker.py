@@ -20,7 +20,7 @@ from vllm.utils.torch_utils import set_random_seed
 from vllm.v1.worker.gpu_worker import Worker, init_worker_distributed_environment
 from vllm.v1.worker.utils import request_memory
 
-logger = init_logger(__name__)
+logger = init_logger("vllm." + __name__)  # under "vllm", so vLLM's log settings apply
 
 # Share of the device's free memory (after the weights) the KV cache may take by
 # default, as torch_ocl.serving sizes transformers' paged cache: on a CPU OpenCL
@@ -60,19 +60,24 @@ class OclWorker(Worker):
         return OclModelRunner(self.vllm_config, self.device)
 
     def determine_available_memory(self) -> int:
-        """vLLM's profile, capped: vLLM allocates each KV cache group as one tensor,
-        which must fit the device's largest single allocation
-        (CL_DEVICE_MAX_MEM_ALLOC_SIZE, 4-8 GiB on PoCL), and by default takes at most
-        KV_MEMORY_FRACTION of the free memory. An explicit --kv-cache-memory-bytes
-        is honoured as given (up to the allocation limit)."""
+        """vLLM's profile, capped. vLLM allocates each KV cache group as one zeroed tensor,
+        which must fit the device's largest single allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE,
+        4-8 GiB on PoCL). Unless --kv-cache-memory-bytes is given, the cache also takes at
+        most KV_MEMORY_FRACTION of the free memory, and no more than max_num_seqs full-length
+        sequences need (past that it could only hold prefix-cache entries, and on a CPU
+        device every byte of it is zeroed host RAM)."""
         budget = super().determine_available_memory()
         props = torch.ocl.get_device_properties(self.device)
-        cap = props.max_alloc
+        caps = {"largest allocation": props.max_alloc}
         if not self.cache_config.kv_cache_memory_bytes:
             free, _ = torch.ocl.mem_get_info(self.device)
-            cap = min(cap, int(KV_MEMORY_FRACTION * free))
+            caps["share of free memory"] = int(KV_MEMORY_FRACTION * free)
+            per_token = sum(s.page_size_bytes // s.block_size for s in self.get_kv_cache_spec().values())
+            seqs = self.vllm_config.scheduler_config.max_num_seqs * self.model_config.max_model_len
+            caps["max_num_seqs x max_model_len"] = per_token * seqs
+        reason, cap = min(caps.items(), key=lambda kv: kv[1])
         if budget > cap:
-            logger.info("vllm-ocl: KV cache %s GiB (vLLM's profile allowed %s GiB; largest allocation %s GiB)",
-                        format_gib(cap), format_gib(budget), format_gib(props.max_alloc))
+            logger.info("vllm-ocl: KV cache %.1f MiB, capped by the %s (vLLM's profile allowed %s GiB)",
+                        cap / 2**20, reason, format_gib(budget))
             budget = cap
         return budget
