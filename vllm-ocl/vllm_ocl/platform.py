@@ -32,7 +32,6 @@ class OclPlatform(Platform):
     dist_backend: str = "oclgloo"
     # No Inductor for ocl: vLLM's helpers decorated with torch.compile run eagerly.
     simple_compile_backend: str = "eager"
-    device_control_env_var: str = "TORCH_OCL_VISIBLE_DEVICES"
 
     @property
     def supported_dtypes(self) -> list[torch.dtype]:
