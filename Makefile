@@ -23,7 +23,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
-.PHONY: demo test test-distributed pytest-distributed-slow tsan-ci serve test-serving pytest-distributed setup install ctest pytest sanitize tsan fuzz soak cl-live conformance models bench docs parity clean kernel-profile
+.PHONY: demo test test-vllm test-distributed pytest-distributed-slow tsan-ci serve test-serving pytest-distributed setup install ctest pytest sanitize tsan fuzz soak cl-live conformance models bench docs parity clean kernel-profile
 
 demo: install
 	$(VPY) examples/train_gpt.py --preset demo
@@ -104,6 +104,40 @@ serve: install
 # batching); make test runs one model per mode.
 test-serving: install
 	$(TEST_ENV) TORCH_OCL_SLOW=1 $(VPY) -m pytest -q -n $(JOBS) tests/python/test_serving.py
+
+# vLLM on ocl (opt-in, not part of `make test`): the vllm-ocl plugin (vllm-ocl/) and its
+# tests. vLLM 0.34.0 pins torch==2.14.0 and transformers<5.23, against this project's torch
+# 2.14.1 and transformers 5.24, so pip cannot install it into .venv. .venv-vllm is a second
+# venv that sees .venv's packages through a .pth file (torch, torch_ocl, transformers are
+# used from .venv, never reinstalled), and gets vLLM with --no-deps plus vLLM's other
+# dependencies pinned in vllm-ocl/requirements-vllm.txt (also --no-deps); what it installs
+# itself shadows .venv's copy inside .venv-vllm only (fastapi < 0.137 for vLLM). The plugin
+# is installed editable, so changing its code needs no reinstall.
+VLLM_VENV := .venv-vllm
+VLLM_PY := $(VLLM_VENV)/bin/python
+VLLM_VERSION := 0.34.0
+
+# Order-only on install: rebuilding torch_ocl changes .venv in place, which .venv-vllm sees.
+$(STAMPS)/vllm-venv: | $(STAMPS)/install
+	rm -rf $(VLLM_VENV)
+	$$($(VPY) -c 'import sys; print(sys._base_executable)') -m venv $(VLLM_VENV)
+	main=$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	own=$$($(VLLM_PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	echo "import site; site.addsitedir('$$(readlink -f $$main)')" > $$own/_torch_ocl_main_env.pth
+	$(VLLM_PY) -c 'import torch, torch_ocl; print("vllm venv: torch", torch.__version__, "from", torch.__file__)'
+	@touch $@
+
+$(STAMPS)/vllm-deps: vllm-ocl/requirements-vllm.txt $(STAMPS)/vllm-venv
+	$(VLLM_PY) -m pip install -q --no-deps vllm==$(VLLM_VERSION)
+	$(VLLM_PY) -m pip install -q --no-deps -r vllm-ocl/requirements-vllm.txt
+	@touch $@
+
+$(STAMPS)/vllm-ocl: vllm-ocl/pyproject.toml $(STAMPS)/vllm-deps
+	$(VLLM_PY) -m pip install -q --no-deps --no-build-isolation -e vllm-ocl
+	@touch $@
+
+test-vllm: $(STAMPS)/vllm-ocl
+	$(TEST_ENV) $(VLLM_PY) -m pytest -q vllm-ocl/tests
 
 # The C runtime and its tests under AddressSanitizer + UndefinedBehaviorSanitizer.
 # (Leak checking is off: the OpenCL driver keeps process-lifetime allocations.)
