@@ -25,11 +25,16 @@ namespace {
 constexpr auto kOcl = c10::DispatchKey::PrivateUse1;
 
 // Complex dtypes are stored as pairs of their real dtype (to_tocl_pairs).
+// uint16/32/64 are held for what returns them (hash_tensor through the CPU
+// fallback) and copied bit for bit (ocl_copy.cpp); no kernel computes in them.
+bool wide_unsigned(c10::ScalarType t) {
+  return t == c10::ScalarType::UInt16 || t == c10::ScalarType::UInt32 || t == c10::ScalarType::UInt64;
+}
 void check_dtype(std::optional<c10::ScalarType> dtype) {
   c10::ScalarType t = dtype.value_or(c10::get_default_dtype_as_scalartype());
   if (c10::isComplexType(t))
     to_tocl_dtype(c10::toRealValueType(t));
-  else
+  else if (!wide_unsigned(t))
     to_tocl_dtype(t);
 }
 
@@ -138,7 +143,9 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
     int16_t i16;
     int32_t i32;
     int64_t i64;
-    uint16_t h;
+    uint16_t h, u16;
+    uint32_t u32;
+    uint64_t u64;
     float f32;
     double f64;
   } v{};
@@ -155,6 +162,9 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
     case c10::ScalarType::BFloat16: return c10::Scalar(c10::BFloat16(v.h, c10::BFloat16::from_bits()));
     case c10::ScalarType::Float: return c10::Scalar(v.f32);
     case c10::ScalarType::Double: return c10::Scalar(v.f64);
+    case c10::ScalarType::UInt16: return c10::Scalar(static_cast<int64_t>(v.u16));
+    case c10::ScalarType::UInt32: return c10::Scalar(static_cast<int64_t>(v.u32));
+    case c10::ScalarType::UInt64: return c10::Scalar(v.u64);
     case c10::ScalarType::ComplexHalf: {
       c10::Half h[2];
       std::memcpy(h, v.b, sizeof h);

@@ -238,3 +238,18 @@ def test_autograd_through_complex(fallback_warn):
 def test_capability_claims_complex():
     caps = torch.accelerator.get_device_capability(torch.device("ocl", 0))["supported_dtypes"]
     assert torch.complex64 in caps
+
+
+def test_wide_unsigned_are_held_and_copied_bit_for_bit(fallback_warn):
+    """uint16/32/64 tensors live on ocl for what returns them (hash_tensor through the CPU
+    fallback): host and device copies keep every bit, item() reads them."""
+    for dt in (torch.uint16, torch.uint32, torch.uint64):
+        big = torch.iinfo(dt).max
+        x = torch.tensor([[0, 1, big], [big - 1, 7, 2]], dtype=dt)
+        d = x.to("ocl")
+        assert d.dtype == dt and torch.equal(d.cpu(), x)
+        assert torch.equal(d.t().contiguous().cpu(), x.t().contiguous())
+        assert torch.equal(d.t().cpu(), x.t())
+        assert d[0, 2].item() == big
+    h = torch.hash_tensor(torch.arange(12.0, device="ocl").reshape(3, 4), dim=1)
+    assert h.device.type == "ocl" and torch.equal(h.cpu(), torch.hash_tensor(torch.arange(12.0).reshape(3, 4), dim=1))
