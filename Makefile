@@ -23,7 +23,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 TEST_ENV := POCL_DEVICES="pthread pthread"
 
-.PHONY: demo test test-vllm test-distributed pytest-distributed-slow tsan-ci serve test-serving pytest-distributed setup install ctest pytest sanitize tsan fuzz soak cl-live conformance models bench docs parity clean kernel-profile
+.PHONY: demo test test-vllm bench-serving test-distributed pytest-distributed-slow tsan-ci serve test-serving pytest-distributed setup install ctest pytest sanitize tsan fuzz soak cl-live conformance models bench docs parity clean kernel-profile
 
 demo: install
 	$(VPY) examples/train_gpt.py --preset demo
@@ -185,6 +185,12 @@ models: install
 bench: install
 	$(TEST_ENV) $(VPY) -m torch_ocl.bench --devices cpu,ocl:0 --out docs/benchmarks \
 	  --title "Development machine: PoCL on the CPU beside PyTorch CPU"
+
+# The serving suite alone (paged-attention decode, continuous batching; a few minutes)
+# -> docs/benchmarks_serving.md/.json/.png; `make bench` runs it among the rest.
+bench-serving: install
+	$(TEST_ENV) $(VPY) -m torch_ocl.bench --devices cpu,ocl:0 --suite serving --out docs/benchmarks_serving \
+	  --title "Serving: PoCL on the CPU beside PyTorch CPU"
 
 # Generated docs that need no long run.
 docs: install parity

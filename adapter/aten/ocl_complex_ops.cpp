@@ -231,6 +231,9 @@ at::Tensor angle(const at::Tensor& self) {
 
 at::Tensor& conj_out(const at::Tensor& self, at::Tensor& out) {
   if (!self.is_complex()) {
+    // The CPU's unary iterator: one dtype for input and out.
+    TORCH_CHECK(out.scalar_type() == self.scalar_type(), "Found dtype ", out.scalar_type(), " but expected ",
+                self.scalar_type());
     resize_out(out, self.sizes());
     return out.copy_(self);
   }

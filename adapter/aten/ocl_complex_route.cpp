@@ -22,6 +22,22 @@ c10::OperatorName parse(const std::string& name) {
   return c10::OperatorName("aten::" + name.substr(0, dot), dot == std::string::npos ? "" : name.substr(dot + 1));
 }
 
+// Whether a boxed call has a uint16/32/64 tensor argument (no complex kernel
+// computes in those).
+bool has_wide_unsigned(const torch::jit::Stack& stack, size_t n) {
+  auto wide = [](const at::Tensor& t) { return t.defined() && !t.is_complex() && complex_route::routed(t.scalar_type()); };
+  for (size_t i = stack.size() - n; i < stack.size(); i++) {
+    const c10::IValue& v = stack[i];
+    if (v.isTensor() && wide(v.toTensor()))
+      return true;
+    if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorVector())
+        if (wide(t))
+          return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void register_complex_kernel(const char* name, c10::KernelFunction k) {
@@ -31,7 +47,7 @@ void register_complex_kernel(const char* name, c10::KernelFunction k) {
 
 void complex_or_cpu(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
   const c10::KernelFunction* k = nullptr;
-  {
+  if (!has_wide_unsigned(*stack, op.schema().arguments().size())) {
     std::lock_guard<std::mutex> lock(registry_mutex());
     auto it = registry().find(op.operator_name());
     if (it != registry().end())

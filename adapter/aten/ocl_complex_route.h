@@ -45,7 +45,14 @@ void complex_or_cpu(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch
 
 namespace complex_route {
 
-inline bool cx(const at::Tensor& t) { return t.defined() && t.is_complex(); }
+// Dtypes ocl tensors hold but real kernels do not compute in: complex, and
+// uint16/32/64 (held for what returns them, e.g. hash_tensor).
+inline bool routed(c10::ScalarType t) {
+  return c10::isComplexType(t) || t == c10::ScalarType::UInt16 || t == c10::ScalarType::UInt32 ||
+         t == c10::ScalarType::UInt64;
+}
+
+inline bool cx(const at::Tensor& t) { return t.defined() && routed(t.scalar_type()); }
 inline bool cx(const std::optional<at::Tensor>& t) { return t.has_value() && cx(*t); }
 inline bool cx(at::TensorList l) {
   for (const at::Tensor& t : l)
@@ -67,8 +74,8 @@ inline bool cx(const c10::List<std::optional<at::Tensor>>& l) {
 }
 inline bool cx(const c10::Scalar& s) { return s.isComplex(); }
 inline bool cx(const std::optional<c10::Scalar>& s) { return s.has_value() && s->isComplex(); }
-inline bool cx(c10::ScalarType t) { return c10::isComplexType(t); }
-inline bool cx(const std::optional<c10::ScalarType>& t) { return t.has_value() && c10::isComplexType(*t); }
+inline bool cx(c10::ScalarType t) { return routed(t); }
+inline bool cx(const std::optional<c10::ScalarType>& t) { return t.has_value() && routed(*t); }
 // Sizes, flags, strings, generators, devices: never complex.
 template <class T>
 inline bool cx(const T&) {

@@ -201,6 +201,19 @@ at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
     return self;
   }
   TORCH_CHECK(!value.isComplex(), "value cannot be converted to type ", self.scalar_type(), " without overflow");
+  if (wide_unsigned(self.scalar_type())) {
+    // The value's bits, written as the signed type of the same width.
+    uint64_t u = value.isFloatingPoint() ? static_cast<uint64_t>(value.toDouble()) : value.toUInt64();
+    c10::ScalarType as = self.scalar_type() == c10::ScalarType::UInt16   ? c10::ScalarType::Short
+                         : self.scalar_type() == c10::ScalarType::UInt32 ? c10::ScalarType::Int
+                                                                         : c10::ScalarType::Long;
+    int64_t bits = as == c10::ScalarType::Short ? static_cast<int16_t>(static_cast<uint16_t>(u))
+                   : as == c10::ScalarType::Int ? static_cast<int32_t>(static_cast<uint32_t>(u))
+                                                : static_cast<int64_t>(u);
+    tocl_tensor t = to_tocl_tensor(self.view(as));
+    TOCL_CHECK(tocl_op_fill(dev, tocl_stream_current(dev), &t, to_tocl_scalar(c10::Scalar(bits))));
+    return self;
+  }
   tocl_tensor t = to_tocl_tensor(self);
   TOCL_CHECK(tocl_op_fill(dev, tocl_stream_current(dev), &t, to_tocl_scalar(value)));
   return self;

@@ -253,3 +253,15 @@ def test_wide_unsigned_are_held_and_copied_bit_for_bit(fallback_warn):
         assert d[0, 2].item() == big
     h = torch.hash_tensor(torch.arange(12.0, device="ocl").reshape(3, 4), dim=1)
     assert h.device.type == "ocl" and torch.equal(h.cpu(), torch.hash_tensor(torch.arange(12.0).reshape(3, 4), dim=1))
+    z = torch.zeros(3, dtype=torch.uint64, device="ocl")
+    z.fill_(2**64 - 1)
+    assert z[1].item() == 2**64 - 1
+    out = torch.empty(0, dtype=torch.uint64, device="ocl")
+    torch.hash_tensor(torch.arange(4.0, device="ocl"), out=out)
+    assert torch.equal(out.cpu(), torch.hash_tensor(torch.arange(4.0)))
+    # ops given them run on the CPU (counted), as the CPU computes them
+    torch_ocl.reset_fallback_stats()
+    a = torch.tensor([1, 2, 2**40], dtype=torch.uint64)
+    assert torch.equal((a.to("ocl") + a.to("ocl")).cpu(), a + a)
+    assert torch.equal(torch.nan_to_num(a.to("ocl")).cpu(), a)
+    assert "aten::add.Tensor" in torch_ocl.fallback_stats()
