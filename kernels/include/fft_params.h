@@ -1,8 +1,8 @@
 /* fft_params.h - the launch description of the FFT kernel, shared by
  * kernels/fft.cl and runtime/ops/fft.c. One launch runs one work-group per
- * transform of length n: it loads n complex values (a side's read rules),
- * runs the Stockham passes in local memory, and stores them (the other
- * side's write rules). Big and awkward lengths are two or four such
+ * transform of length n (per V transforms on CPUs): it loads n complex
+ * values (a side's read rules), runs the radix passes in local memory, and
+ * stores them (the other side's write rules). Big and awkward lengths are two or four such
  * launches (runtime/ops/fft_plan.c). 8-byte fields come first so host and
  * device lay the structs out identically. */
 #ifndef TOCL_FFT_PARAMS_H
@@ -46,12 +46,14 @@ typedef struct tocl_fft_side {
 
 /* n = prod(radix[0..npass)); tw: the entry where pass 0's twiddles start
  * (pass q with span ns = prod(radix[0..q)) has ns * (radix - 1) of them,
- * then, for radices without a dedicated butterfly, radix roots of unity).
- * bsz: sizes of the batch dims (1 where unused); work-group g runs
- * transform g0 + g (a long batch is cut into several launches). */
+ * then, for radices without a dedicated butterfly, radix roots of unity);
+ * perm: the entry of the plan's int table where the n load places start.
+ * bsz: sizes of the batch dims (1 where unused), batch their product;
+ * work-group g runs transforms (g0 + g) V .. (g0 + g) V + V - 1, V the
+ * kernel's lanes (a long batch is cut into several launches). */
 typedef struct tocl_fft_params {
     tocl_fft_side in, out;
-    tocl_fft_i64 n, tw, g0;
+    tocl_fft_i64 n, tw, perm, g0, batch;
     tocl_fft_i64 bsz[TOCL_FFT_MAXB];
     tocl_fft_i32 npass, pad;
     tocl_fft_i32 radix[TOCL_FFT_MAXP];

@@ -2,6 +2,7 @@
  * dims collapsed into a launch's slots (the rest walked on the host), and
  * the launches of a plan (fft_plan.c): one, two through scratch for a
  * split length, or Bluestein's two transforms through scratch. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/fft_internal.h"
@@ -9,7 +10,7 @@
 
 /* Work-group sizes. CPU drivers compile a kernel per local size, so theirs
  * is fixed; GPUs get up to one work-item per radix-4 butterfly. */
-#define FFT_GROUP_CPU 64
+#define FFT_GROUP_CPU 1
 #define FFT_GROUP_GPU 256
 /* Work-groups per launch: a long batch is cut, keeping global sizes far
  * below 2^32 work-items. */
@@ -134,7 +135,9 @@ static tocl_status fft_check(int dev, const char *op, const tocl_tensor *out, in
 }
 
 static tocl_status fft_kernel(int dev, tocl_dtype dt, tocl_ops_kernel **k) {
-    return tocl_ops_kernel_get(dev, "fft", "fft_local", dt == TOCL_F64 ? "-DFFT_F64" : "", k);
+    char opt[64];
+    snprintf(opt, sizeof opt, "-DFFT_V=%d%s", fft_lanes(dev, dt), dt == TOCL_F64 ? " -DFFT_F64" : "");
+    return tocl_ops_kernel_get(dev, "fft", "fft_local", opt, k);
 }
 
 static size_t fft_group(int dev, const tocl_ops_kernel *k, int64_t n) {
@@ -159,29 +162,33 @@ static tocl_status fft_launch(const fft_call *c, const fft_passes *ps, cl_mem ib
     p.out = *out;
     p.n = ps->n;
     p.tw = ps->tw;
+    p.perm = ps->perm;
     p.npass = ps->npass;
     memcpy(p.radix, ps->radix, sizeof p.radix);
-    int64_t batch = 1;
+    p.batch = 1;
     for (int d = 0; d < TOCL_FFT_MAXB; d++) {
         p.bsz[d] = bsz[d];
-        batch *= bsz[d];
+        p.batch *= bsz[d];
     }
+    int lanes = fft_lanes(c->dev, c->dt);
+    int64_t groups = (p.batch + lanes - 1) / lanes;
     tocl_ops_kernel *k;
     TOCL_TRY(fft_kernel(c->dev, c->dt, &k));
     size_t local = fft_group(c->dev, k, ps->n);
     float sf = (float)scale;
-    cl_mem tab = c->plan->tab;
-    size_t lbytes = (size_t)(2 * ps->n) * 2 * tocl_dtype_size(c->dt);
+    cl_mem tab = c->plan->tab, perm = c->plan->perm;
+    size_t lbytes = (size_t)(ps->direct ? 2 * ps->n : ps->n) * 2 * tocl_dtype_size(c->dt) * (size_t)lanes;
     tocl_ops_arg args[] = {{sizeof ib, &ib},
                            {sizeof ob, &ob},
                            {sizeof tab, &tab},
+                           {sizeof perm, &perm},
                            {lbytes, NULL},
                            {c->dt == TOCL_F64 ? sizeof scale : sizeof sf, c->dt == TOCL_F64 ? (void *)&scale : &sf},
                            {sizeof p, &p}};
-    for (p.g0 = 0; p.g0 < batch; p.g0 += FFT_MAX_GROUPS) {
-        int64_t groups = batch - p.g0 < FFT_MAX_GROUPS ? batch - p.g0 : FFT_MAX_GROUPS;
-        size_t global = (size_t)groups * local;
-        TOCL_TRY(tocl_ops_launch(c->dev, c->stream, k, 1, &global, &local, args, 6));
+    for (p.g0 = 0; p.g0 < groups; p.g0 += FFT_MAX_GROUPS) {
+        int64_t now = groups - p.g0 < FFT_MAX_GROUPS ? groups - p.g0 : FFT_MAX_GROUPS;
+        size_t global = (size_t)now * local;
+        TOCL_TRY(tocl_ops_launch(c->dev, c->stream, k, 1, &global, &local, args, 7));
     }
     return TOCL_OK;
 }
