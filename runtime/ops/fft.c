@@ -8,10 +8,6 @@
 #include "ops/fft_internal.h"
 #include "tocl/fft.h"
 
-/* Work-group sizes. CPU drivers compile a kernel per local size, so theirs
- * is fixed; GPUs get up to one work-item per radix-4 butterfly. */
-#define FFT_GROUP_CPU 1
-#define FFT_GROUP_GPU 256
 /* Work-groups per launch: a long batch is cut, keeping global sizes far
  * below 2^32 work-items. */
 #define FFT_MAX_GROUPS ((int64_t)1 << 22)
@@ -23,6 +19,7 @@ typedef struct fft_call {
     int dev, stream, inverse;
     tocl_dtype dt;
     double scale;
+    fft_config cfg;
     const fft_plan *plan;
     cl_mem ib, ob, sbuf;
     int64_t soff; /* scratch, in scalars of sbuf */
@@ -134,19 +131,20 @@ static tocl_status fft_check(int dev, const char *op, const tocl_tensor *out, in
     return TOCL_OK;
 }
 
-static tocl_status fft_kernel(int dev, tocl_dtype dt, tocl_ops_kernel **k) {
+static tocl_status fft_kernel(const fft_call *c, tocl_ops_kernel **k) {
     char opt[64];
-    snprintf(opt, sizeof opt, "-DFFT_V=%d%s", fft_lanes(dev, dt), dt == TOCL_F64 ? " -DFFT_F64" : "");
-    return tocl_ops_kernel_get(dev, "fft", "fft_local", opt, k);
+    snprintf(opt, sizeof opt, "-DFFT_V=%d%s", c->cfg.lanes, c->dt == TOCL_F64 ? " -DFFT_F64" : "");
+    return tocl_ops_kernel_get(c->dev, "fft", "fft_local", opt, k);
 }
 
-static size_t fft_group(int dev, const tocl_ops_kernel *k, int64_t n) {
-    const tocl_device_props *p = tocl_dev_props(dev);
-    size_t want = p->kind == TOCL_DEVICE_CPU ? FFT_GROUP_CPU : FFT_GROUP_GPU;
-    if (p->kind != TOCL_DEVICE_CPU)
+/* Work-items per group: the configured number, on GPUs fewer for short
+ * lengths (down to 32: a warp), within what the kernel allows. */
+static size_t fft_group(const fft_call *c, const tocl_ops_kernel *k, int64_t n) {
+    size_t want = (size_t)c->cfg.group;
+    if (tocl_dev_props(c->dev)->kind != TOCL_DEVICE_CPU)
         while (want > 32 && (int64_t)want * 4 > n)
             want /= 2;
-    size_t kmax = tocl_ops_kernel_max_group(dev, k);
+    size_t kmax = tocl_ops_kernel_max_group(c->dev, k);
     while (want > kmax)
         want /= 2;
     return want ? want : 1;
@@ -170,11 +168,11 @@ static tocl_status fft_launch(const fft_call *c, const fft_passes *ps, cl_mem ib
         p.bsz[d] = bsz[d];
         p.batch *= bsz[d];
     }
-    int lanes = fft_lanes(c->dev, c->dt);
+    int lanes = c->cfg.lanes;
     int64_t groups = (p.batch + lanes - 1) / lanes;
     tocl_ops_kernel *k;
-    TOCL_TRY(fft_kernel(c->dev, c->dt, &k));
-    size_t local = fft_group(c->dev, k, ps->n);
+    TOCL_TRY(fft_kernel(c, &k));
+    size_t local = fft_group(c, k, ps->n);
     float sf = (float)scale;
     cl_mem tab = c->plan->tab, perm = c->plan->perm;
     size_t lbytes = (size_t)(ps->direct ? 2 * ps->n : ps->n) * 2 * tocl_dtype_size(c->dt) * (size_t)lanes;
@@ -270,7 +268,8 @@ static tocl_status fft_run(fft_call *c, const tocl_tensor *out, const tocl_tenso
     c->stream = stream;
     c->inverse = inverse != 0;
     c->scale = scale;
-    TOCL_TRY(fft_plan_get(c->dev, c->dt, n, &c->plan));
+    fft_config_get(c->dev, c->dt, &c->cfg);
+    TOCL_TRY(fft_plan_get(c->dev, c->dt, &c->cfg, n, &c->plan));
     const fft_core *core = &c->plan->core;
     int64_t values = (c->plan->blue ? core->n : 0) + (core->split ? core->n : 0);
     tocl_addr scratch = 0;

@@ -11,10 +11,8 @@
 #include "ops/fft_internal.h"
 
 /* Local memory of one work-group is capped here: some CPU drivers report
- * more than their caches hold, and one work-group per transform of 2^15
- * points already reads its operands from L2. */
+ * more than their caches hold. */
 #define FFT_LOCAL_CAP (512u << 10)
-
 /* A CPU runs the passes of FFT_LANE_BYTES / sizeof(T) transforms at once
  * in SIMD lanes: 16 bytes (4 floats) measured faster than 32 on AVX2, whose
  * lanes double the local memory of a transform group, so that 4096 points
@@ -24,6 +22,10 @@
  * registers; on a CPU with 16 vector registers radix 8 measured faster. */
 #define FFT_BIG_RADIX_CPU 8
 #define FFT_BIG_RADIX_GPU 16
+/* Work-items per group: CPU drivers loop over a group's items, and the
+ * lanes already fill the SIMD unit; GPUs get up to one per butterfly. */
+#define FFT_GROUP_CPU 1
+#define FFT_GROUP_GPU 256
 
 /* Radices with a butterfly in kernels/fft.cl; other primes run as direct passes. */
 static int fft_has_butterfly(int r) {
@@ -56,27 +58,37 @@ void fft_root(int64_t e, int64_t n, double *re, double *im) {
     *im = sneg ? s : -s;
 }
 
-int fft_lanes(int dev, tocl_dtype dt) {
-    if (tocl_dev_props(dev)->kind != TOCL_DEVICE_CPU)
-        return 1;
-    cl_uint w = 0;
-    cl_device_info what = dt == TOCL_F64 ? CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE : CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT;
-    if (clGetDeviceInfo(tocl_dev_id(dev), what, sizeof w, &w, NULL) != CL_SUCCESS)
-        return 1;
-    int lanes = 1;
-    while (lanes * 2 <= (int)w && lanes * 2 * (int)tocl_dtype_size(dt) <= FFT_LANE_BYTES)
-        lanes *= 2;
-    return lanes;
+static fft_config fft_forced;
+static int fft_forcing;
+
+void fft_config_override(const fft_config *c) {
+    fft_forcing = c != NULL;
+    if (c)
+        fft_forced = *c;
 }
 
-/* The device's local memory in complex values per transform (per lane:
- * CPUs run several transforms in one work-group). */
-static int64_t fft_local_len(int dev, tocl_dtype dt) {
-    uint64_t bytes = tocl_dev_props(dev)->local_mem_bytes;
-    if (bytes > FFT_LOCAL_CAP)
-        bytes = FFT_LOCAL_CAP;
-    bytes = bytes > 256 ? bytes - 256 : 0; /* room for the driver's own use */
-    return (int64_t)(bytes / (2 * tocl_dtype_size(dt) * (uint64_t)fft_lanes(dev, dt)));
+void fft_config_get(int dev, tocl_dtype dt, fft_config *c) {
+    if (fft_forcing) {
+        *c = fft_forced;
+        return;
+    }
+    const tocl_device_props *p = tocl_dev_props(dev);
+    int cpu = p->kind == TOCL_DEVICE_CPU;
+    c->lanes = 1;
+    c->group = cpu ? FFT_GROUP_CPU : FFT_GROUP_GPU;
+    c->big = cpu ? FFT_BIG_RADIX_CPU : FFT_BIG_RADIX_GPU;
+    c->local_bytes = p->local_mem_bytes < FFT_LOCAL_CAP ? p->local_mem_bytes : FFT_LOCAL_CAP;
+    cl_uint w = 0;
+    cl_device_info what = dt == TOCL_F64 ? CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE : CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT;
+    if (cpu && clGetDeviceInfo(tocl_dev_id(dev), what, sizeof w, &w, NULL) == CL_SUCCESS)
+        while (c->lanes * 2 <= (int)w && c->lanes * 2 * (int)tocl_dtype_size(dt) <= FFT_LANE_BYTES)
+            c->lanes *= 2;
+}
+
+/* Complex values per transform that fit a work-group's local memory. */
+static int64_t fft_local_len(const fft_config *c, tocl_dtype dt) {
+    uint64_t bytes = c->local_bytes > 256 ? c->local_bytes - 256 : 0; /* room for the driver's own use */
+    return (int64_t)(bytes / (2 * tocl_dtype_size(dt) * (uint64_t)c->lanes));
 }
 
 /* Smallest prime factor of n > 1. */
@@ -342,13 +354,14 @@ static int fft_prefer_direct(int64_t n, int64_t m, int64_t cap) {
     return sum == 0 || n * sum <= 4 * m * logm;
 }
 
-static tocl_status fft_plan_make(int dev, tocl_dtype dt, int64_t n, fft_plan *p) {
-    int64_t cap = fft_local_len(dev, dt), m = 1;
-    int big = tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU ? FFT_BIG_RADIX_CPU : FFT_BIG_RADIX_GPU;
+static tocl_status fft_plan_make(int dev, tocl_dtype dt, const fft_config *cfg, int64_t n, fft_plan *p) {
+    int64_t cap = fft_local_len(cfg, dt), m = 1;
+    int big = cfg->big;
     for (m = 2 * n - 1; !fft_smooth(m); m++) /* the shortest convolution with butterflies only */
         ;
     p->dev = dev;
     p->dt = dt;
+    p->cfg = *cfg;
     p->n = n;
     p->chirp = p->kern = -1;
     if (!fft_prefer_direct(n, m, cap) || !fft_core_init(&p->core, n, cap, big)) {
@@ -408,16 +421,17 @@ static tocl_status fft_plan_make(int dev, tocl_dtype dt, int64_t n, fft_plan *p)
 static pthread_mutex_t fft_plans_lock = PTHREAD_MUTEX_INITIALIZER;
 static fft_plan *fft_plans;
 
-tocl_status fft_plan_get(int dev, tocl_dtype dt, int64_t n, const fft_plan **out) {
+tocl_status fft_plan_get(int dev, tocl_dtype dt, const fft_config *cfg, int64_t n, const fft_plan **out) {
     pthread_mutex_lock(&fft_plans_lock);
     for (fft_plan *p = fft_plans; p; p = p->next)
-        if (p->dev == dev && p->dt == dt && p->n == n) {
+        if (p->dev == dev && p->dt == dt && p->n == n && p->cfg.lanes == cfg->lanes && p->cfg.big == cfg->big &&
+            p->cfg.local_bytes == cfg->local_bytes) {
             pthread_mutex_unlock(&fft_plans_lock);
             *out = p;
             return TOCL_OK;
         }
     fft_plan *p = calloc(1, sizeof *p);
-    tocl_status s = p ? fft_plan_make(dev, dt, n, p) : tocl_fail(TOCL_E_OOM, "fft: out of host memory for a plan");
+    tocl_status s = p ? fft_plan_make(dev, dt, cfg, n, p) : tocl_fail(TOCL_E_OOM, "fft: out of host memory for a plan");
     if (s == TOCL_OK) {
         p->next = fft_plans;
         fft_plans = p;
