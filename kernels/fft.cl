@@ -21,7 +21,11 @@
 #define K(c) c##f
 #endif
 typedef TS T;
+#ifdef __clang__ /* pocl otherwise leaves the radix-8 and -16 butterflies as calls */
 #define INLINE inline __attribute__((always_inline))
+#else
+#define INLINE inline
+#endif
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 typedef CAT(TS, 2) T2;
@@ -301,14 +305,27 @@ INLINE long fft_valid(tocl_fft_side s, long l0, long n)
     return k < n ? k : n;
 }
 
+/* Whether the lanes' transforms sit closer together in memory than the
+ * values of one transform (lane 1 from lane 0 against value 1 from value
+ * 0): then the lanes are walked together. Either walk is correct. */
+INLINE int fft_interleaved(tocl_fft_side s, const long *base, const long *c0)
+{
+    if (FFT_V == 1)
+        return 0;
+    long lane = base[1] - base[0] + (c0[1] - c0[0]) * s.lb0 * s.stride;
+    return abs(lane) < abs(s.lmul * s.stride);
+}
+
 /* Lane v's n input values of one transform (batch offset base, slot 0
  * coordinate c0) into sv (lane v's first scalar in local memory, values
  * 2 V apart, imaginary parts V after the real ones), value i at place
- * perm[i] (the digit reversal of in-place passes). */
+ * perm[i] (the digit reversal of in-place passes); past `valid`, zeros.
+ * One lane at a time: for transforms far apart in memory, each lane is a
+ * stream of its own. */
 INLINE void fft_load_lane(__global const T *x, __global const T *tab, __global const int *perm, tocl_fft_side s,
-                          long base, long c0, long n, __local T *sv, int lid, int W)
+                          long base, long c0, long valid, long n, __local T *sv, int lid, int W)
 {
-    long l0 = c0 * s.lb0, valid = fft_valid(s, l0, n);
+    long l0 = c0 * s.lb0;
     if (s.mode == TOCL_FFT_HERMITIAN) {
         for (long i = lid; i < valid; i += W) {
             T2 a = fft_load(x, tab, s, base, c0, i);
@@ -336,11 +353,12 @@ INLINE void fft_load_lane(__global const T *x, __global const T *tab, __global c
     }
 }
 
-/* Lane v's n results (laid out as fft_load_lane's) through side s's write rules. */
-INLINE void fft_store_lane(__global T *y, __global const T *tab, tocl_fft_side s, long base, long c0, long n,
-                           __local const T *sv, T scale, int lid, int W)
+/* Lane v's first `valid` results (laid out as fft_load_lane's) through
+ * side s's write rules. */
+INLINE void fft_store_lane(__global T *y, __global const T *tab, tocl_fft_side s, long base, long c0, long valid,
+                           long n, __local const T *sv, T scale, int lid, int W)
 {
-    long l0 = c0 * s.lb0, valid = fft_valid(s, l0, n), a0 = base + l0 * s.stride, da = s.lmul * s.stride;
+    long l0 = c0 * s.lb0, a0 = base + l0 * s.stride, da = s.lmul * s.stride;
     T sp = s.conj_pre ? -1 : 1, sq = s.conj_post ? -scale : scale;
     int cplx = s.mode != TOCL_FFT_REAL;
     for (long i = lid; i < valid; i += W) {
@@ -354,6 +372,79 @@ INLINE void fft_store_lane(__global T *y, __global const T *tab, tocl_fft_side s
         y[a] = v.x * scale;
         if (cplx)
             y[a + 1] = v.y * sq;
+    }
+}
+
+/* The same for every lane at once (lane v: transform with batch offset
+ * bi[v], slot 0 coordinate c0[v]; dead lanes nv[v] = 0), lanes the inner
+ * loop: for transforms interleaved in memory, whose lanes share cache
+ * lines. */
+INLINE void fft_load_all(__global const T *x, __global const T *tab, __global const int *perm, tocl_fft_side s,
+                         const long *bi, const long *c0, const long *nv, long n, __local T *sv, int lid, int W)
+{
+    if (s.mode == TOCL_FFT_HERMITIAN) { /* mirrored reads: one lane at a time */
+        for (int v = 0; v < FFT_V; v++)
+            for (long i = lid; i < n; i += W) {
+                T2 a = i < nv[v] ? fft_load(x, tab, s, bi[v], c0[v], i) : (T2)(0, 0);
+                long d = 2 * FFT_V * (long)perm[i] + v;
+                sv[d] = a.x;
+                sv[d + FFT_V] = a.y;
+            }
+        return;
+    }
+    long a0[FFT_V], l0[FFT_V], da = s.lmul * s.stride;
+    for (int v = 0; v < FFT_V; v++) {
+        l0[v] = c0[v] * s.lb0;
+        a0[v] = bi[v] + l0[v] * s.stride;
+    }
+    T sp = s.conj_pre ? -1 : 1, sq = s.conj_post ? -1 : 1;
+    int cplx = s.mode == TOCL_FFT_COMPLEX;
+    for (long i = lid; i < n; i += W) {
+        long d = 2 * FFT_V * (long)perm[i];
+#pragma unroll
+        for (int v = 0; v < FFT_V; v++) {
+            T2 a = (T2)(0, 0);
+            if (i < nv[v]) {
+                long ad = a0[v] + i * da;
+                a = (T2)(x[ad], cplx ? x[ad + 1] * sp : 0);
+                if (s.tab >= 0)
+                    a = cmul(a, fft_tab(tab, s.tab + l0[v] + i * s.lmul));
+                a.y *= sq;
+            }
+            sv[d + v] = a.x;
+            sv[d + FFT_V + v] = a.y;
+        }
+    }
+}
+
+/* Every lane's results through side s's write rules, lanes the inner loop;
+ * lane v stores its first nv[v]. */
+INLINE void fft_store_all(__global T *y, __global const T *tab, tocl_fft_side s, const long *bo, const long *c0,
+                          const long *nv, long n, __local const T *sv, T scale, int lid, int W)
+{
+    long a0[FFT_V], l0[FFT_V], da = s.lmul * s.stride;
+    for (int v = 0; v < FFT_V; v++) {
+        l0[v] = c0[v] * s.lb0;
+        a0[v] = bo[v] + l0[v] * s.stride;
+    }
+    T sp = s.conj_pre ? -1 : 1, sq = s.conj_post ? -scale : scale;
+    int cplx = s.mode != TOCL_FFT_REAL;
+    for (long i = lid; i < n; i += W) {
+#pragma unroll
+        for (int v = 0; v < FFT_V; v++) {
+            if (i >= nv[v])
+                continue;
+            T2 a = (T2)(sv[2 * FFT_V * i + v], sv[2 * FFT_V * i + FFT_V + v]);
+            if (s.tw4 >= 0)
+                a = cmul(a, fft_tab(tab, s.tw4 + i * c0[v]));
+            a.y *= sp;
+            if (s.tab >= 0)
+                a = cmul(a, fft_tab(tab, s.tab + l0[v] + i * s.lmul));
+            long ad = a0[v] + i * da;
+            y[ad] = a.x * scale;
+            if (cplx)
+                y[ad + 1] = a.y * sq;
+        }
     }
 }
 
@@ -381,15 +472,17 @@ __kernel void fft_local(__global const T *x, __global T *y, __global const T *ta
                 c0[v] = c;
         }
     }
+    long ni[FFT_V], no[FFT_V];
+    for (int v = 0; v < FFT_V; v++) {
+        ni[v] = live[v] ? fft_valid(p.in, c0[v] * p.in.lb0, n) : 0;
+        no[v] = live[v] ? fft_valid(p.out, c0[v] * p.out.lb0, n) : 0;
+    }
     perm += p.perm;
-    for (int v = 0; v < FFT_V; v++)
-        if (live[v])
-            fft_load_lane(x, tab, perm, p.in, bi[v], c0[v], n, (__local T *)buf + v, lid, W);
-        else /* past the batch (the last group only) */
-            for (int i = lid; i < n; i += W) {
-                ((__local T *)buf)[2 * FFT_V * i + v] = 0;
-                ((__local T *)buf)[2 * FFT_V * i + FFT_V + v] = 0;
-            }
+    if (fft_interleaved(p.in, bi, c0))
+        fft_load_all(x, tab, perm, p.in, bi, c0, ni, n, (__local T *)buf, lid, W);
+    else
+        for (int v = 0; v < FFT_V; v++)
+            fft_load_lane(x, tab, perm, p.in, bi[v], c0[v], ni[v], n, (__local T *)buf + v, lid, W);
     barrier(CLK_LOCAL_MEM_FENCE);
     int ns = 1;
     long tw = p.tw;
@@ -411,7 +504,9 @@ __kernel void fft_local(__global const T *x, __global T *y, __global const T *ta
         ns *= R;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    for (int v = 0; v < FFT_V; v++)
-        if (live[v])
-            fft_store_lane(y, tab, p.out, bo[v], c0[v], n, (__local const T *)buf + v, scale, lid, W);
+    if (fft_interleaved(p.out, bo, c0))
+        fft_store_all(y, tab, p.out, bo, c0, no, n, (__local const T *)buf, scale, lid, W);
+    else
+        for (int v = 0; v < FFT_V; v++)
+            fft_store_lane(y, tab, p.out, bo[v], c0[v], no[v], n, (__local const T *)buf + v, scale, lid, W);
 }
