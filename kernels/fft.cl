@@ -35,29 +35,10 @@ typedef CAT(TS, 2) T2;
 #ifndef FFT_V
 #define FFT_V 1
 #endif
-/* FOR_LANES(X): X(0) X(1) ...; LANE_VEC(X): the vector (X(0), X(1), ...);
- * LANE(a, k): lane k of a. Lanes are spelled out rather than looped over a
- * private array, which CPU compilers turn into store-to-load stalls. */
 #if FFT_V == 1
 typedef T TV;
-#define FOR_LANES(X) X(0)
-#define LANE_VEC(X) X(0)
-#define LANE(a, k) (a)
 #else
 typedef CAT(TS, FFT_V) TV;
-#define LANE(a, k) (a).s##k
-#if FFT_V == 2
-#define FOR_LANES(X) X(0) X(1)
-#define LANE_VEC(X) (TV)(X(0), X(1))
-#elif FFT_V == 4
-#define FOR_LANES(X) X(0) X(1) X(2) X(3)
-#define LANE_VEC(X) (TV)(X(0), X(1), X(2), X(3))
-#elif FFT_V == 8
-#define FOR_LANES(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define LANE_VEC(X) (TV)(X(0), X(1), X(2), X(3), X(4), X(5), X(6), X(7))
-#else
-#error "FFT_V must be 1, 2, 4 or 8"
-#endif
 #endif
 
 /* A complex value per lane. */

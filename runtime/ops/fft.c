@@ -103,8 +103,8 @@ static void fft_scratch_side(tocl_fft_side *s, const fft_call *c, int64_t off, i
     }
 }
 
-/* Check both operands; fill c's sides (dims and modes, not yet buffers).
- * *empty: nothing to launch. */
+/* Check what both operands share (device, dtypes, ranks, dim, batch
+ * sizes) and start c; *rdim: their ndim without the pair dim. */
 static tocl_status fft_check(int dev, const char *op, const tocl_tensor *out, int opair, const tocl_tensor *in,
                              int ipair, int dim, fft_call *c, int *rdim) {
     TOCL_TRY(tocl_device_check(dev));
