@@ -267,7 +267,7 @@ INLINE T2 fft_load(__global const T *x, __global const T *tab, tocl_fft_side s, 
             v.y = -v.y;
     } else {
         long a = base + l * s.stride;
-        v = (T2)(x[a], x[a + 1]);
+        v = (T2)(x[a], x[a + s.im]);
     }
     if (s.conj_pre)
         v.y = -v.y;
@@ -291,7 +291,7 @@ INLINE long fft_valid(tocl_fft_side s, long l0, long n)
  * 0): then the lanes are walked together. Either walk is correct. */
 INLINE int fft_interleaved(tocl_fft_side s, const long *base, const long *c0)
 {
-    if (FFT_V == 1)
+    if (FFT_V == 1 || s.mode >= TOCL_FFT_HALF_PACKED)
         return 0;
     long lane = base[1] - base[0] + (c0[1] - c0[0]) * s.lb0 * s.stride;
     return abs(lane) < abs(s.lmul * s.stride);
@@ -314,13 +314,23 @@ INLINE void fft_load_lane(__global const T *x, __global const T *tab, __global c
             sv[d] = a.x;
             sv[d + FFT_V] = a.y;
         }
+    } else if (s.mode == TOCL_FFT_HALF_PACKED) {
+        long h = s.len / 2;
+        for (long k = lid; k < valid; k += W) {
+            long a = base + k * s.stride, b = base + (h - k) * s.stride, d = 2 * FFT_V * (long)perm[k];
+            T2 u = (T2)(x[a], k == 0 ? 0 : x[a + 1]), c = (T2)(x[b], k == 0 ? 0 : -x[b + 1]); /* X_k, conj X_h-k */
+            T2 w = fft_tab(tab, s.htw + k), o = cmul(u - c, (T2)(w.x, -w.y));
+            T2 z = (T2)(u.x + c.x - o.y, u.y + c.y + o.x); /* (u + c) + i o */
+            sv[d] = z.x;
+            sv[d + FFT_V] = s.conj_pre ? -z.y : z.y;
+        }
     } else {
         long a0 = base + l0 * s.stride, da = s.lmul * s.stride;
         T sp = s.conj_pre ? -1 : 1, sq = s.conj_post ? -1 : 1;
         int cplx = s.mode == TOCL_FFT_COMPLEX;
         for (long i = lid; i < valid; i += W) {
             long a = a0 + i * da, d = 2 * FFT_V * (long)perm[i];
-            T2 v = (T2)(x[a], cplx ? x[a + 1] * sp : 0);
+            T2 v = (T2)(x[a], cplx ? x[a + s.im] * sp : 0);
             if (s.tab >= 0)
                 v = cmul(v, fft_tab(tab, s.tab + l0 + i * s.lmul));
             sv[d] = v.x;
@@ -341,6 +351,20 @@ INLINE void fft_store_lane(__global T *y, __global const T *tab, tocl_fft_side s
 {
     long l0 = c0 * s.lb0, a0 = base + l0 * s.stride, da = s.lmul * s.stride;
     T sp = s.conj_pre ? -1 : 1, sq = s.conj_post ? -scale : scale;
+    if (s.mode == TOCL_FFT_HALF_UNPACK) {
+        long h = s.len / 2;
+        for (long k = lid; k < valid; k += W) {
+            long kk = k <= h ? k : s.len - k, i = kk == h ? 0 : kk, j = kk == 0 ? 0 : h - kk;
+            T2 u = (T2)(sv[2 * FFT_V * i], sv[2 * FFT_V * i + FFT_V]);
+            T2 c = (T2)(sv[2 * FFT_V * j], -sv[2 * FFT_V * j + FFT_V]); /* Z_k, conj Z_h-k */
+            T2 e = u + c, o = cmul(u - c, fft_tab(tab, s.htw + kk)); /* 2 E_k, 2i w^k O_k */
+            T2 v = (T2)(e.x + o.y, e.y - o.x) * (T)0.5;                /* E_k + w^k O_k */
+            long a = base + k * s.stride;
+            y[a] = v.x * scale;
+            y[a + 1] = (k <= h ? v.y : -v.y) * scale;
+        }
+        return;
+    }
     int cplx = s.mode != TOCL_FFT_REAL;
     for (long i = lid; i < valid; i += W) {
         T2 v = (T2)(sv[2 * FFT_V * i], sv[2 * FFT_V * i + FFT_V]);
@@ -352,7 +376,7 @@ INLINE void fft_store_lane(__global T *y, __global const T *tab, tocl_fft_side s
         long a = a0 + i * da;
         y[a] = v.x * scale;
         if (cplx)
-            y[a + 1] = v.y * sq;
+            y[a + s.im] = v.y * sq;
     }
 }
 
@@ -387,7 +411,7 @@ INLINE void fft_load_all(__global const T *x, __global const T *tab, __global co
             T2 a = (T2)(0, 0);
             if (i < nv[v]) {
                 long ad = a0[v] + i * da;
-                a = (T2)(x[ad], cplx ? x[ad + 1] * sp : 0);
+                a = (T2)(x[ad], cplx ? x[ad + s.im] * sp : 0);
                 if (s.tab >= 0)
                     a = cmul(a, fft_tab(tab, s.tab + l0[v] + i * s.lmul));
                 a.y *= sq;
@@ -424,7 +448,7 @@ INLINE void fft_store_all(__global T *y, __global const T *tab, tocl_fft_side s,
             long ad = a0[v] + i * da;
             y[ad] = a.x * scale;
             if (cplx)
-                y[ad + 1] = a.y * sq;
+                y[ad + s.im] = a.y * sq;
         }
     }
 }
@@ -456,7 +480,7 @@ __kernel void fft_local(__global const T *x, __global T *y, __global const T *ta
     long ni[FFT_V], no[FFT_V];
     for (int v = 0; v < FFT_V; v++) {
         ni[v] = live[v] ? fft_valid(p.in, c0[v] * p.in.lb0, n) : 0;
-        no[v] = live[v] ? fft_valid(p.out, c0[v] * p.out.lb0, n) : 0;
+        no[v] = !live[v] ? 0 : p.out.mode == TOCL_FFT_HALF_UNPACK ? p.out.nvalid : fft_valid(p.out, c0[v] * p.out.lb0, n);
     }
     perm += p.perm;
     if (fft_interleaved(p.in, bi, c0))

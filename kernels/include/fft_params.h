@@ -25,9 +25,17 @@ typedef int32_t tocl_fft_i32;
 #define TOCL_FFT_MAXP 24
 
 /* How a side reads or writes a value. */
-#define TOCL_FFT_COMPLEX 0   /* (re, im) pairs */
+#define TOCL_FFT_COMPLEX 0   /* (re, im) pairs, im at + im: 1, or a real stride for two reals as one value */
 #define TOCL_FFT_REAL 1      /* reals: imaginary 0 on load, dropped on store */
 #define TOCL_FFT_HERMITIAN 2 /* load only: entries 0..len/2 stored, the rest their conjugate mirror */
+/* A real transform of even length len through a complex one of h = len / 2
+ * (z_j = x_2j + i x_2j+1): HALF_PACKED loads Z_k = (X_k + conj X_h-k) + i
+ * (X_k - conj X_h-k) conj(w_len^k) from Hermitian X (c2r), HALF_UNPACK
+ * stores X_k = E_k + w_len^k O_k, E_k = (Z_k + conj Z_h-k) / 2, O_k = (Z_k -
+ * conj Z_h-k) / 2i, for k < nvalid (the completion past h conjugated; r2c).
+ * w_len^k for k <= h: table entry htw + k. */
+#define TOCL_FFT_HALF_PACKED 3
+#define TOCL_FFT_HALF_UNPACK 4
 
 /* One operand of a launch. Element p of transform (c0, c1, ...) has the
  * logical index l = p * lmul + c0 * lb0 (a split length interleaves the
@@ -39,7 +47,7 @@ typedef int32_t tocl_fft_i32;
  * twiddle), then the same, then times the launch's scale. Tables are
  * complex entry offsets into the plan's table buffer. */
 typedef struct tocl_fft_side {
-    tocl_fft_i64 off, stride, lmul, lb0, len, nvalid, tab, tw4;
+    tocl_fft_i64 off, stride, im, lmul, lb0, len, nvalid, tab, tw4, htw;
     tocl_fft_i64 bs[TOCL_FFT_MAXB];
     tocl_fft_i32 mode, conj_pre, conj_post, pad;
 } tocl_fft_side;

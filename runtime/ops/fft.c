@@ -16,7 +16,7 @@
  * bs[0] = 0), the batch dims of a launch (slots 1.., innermost first) and
  * those walked on the host. */
 typedef struct fft_call {
-    int dev, stream, inverse;
+    int dev, stream, inverse, packed;
     tocl_dtype dt;
     double scale;
     fft_config cfg;
@@ -84,6 +84,7 @@ static void fft_batch_dims(fft_call *c, const tocl_tensor *out, const tocl_tenso
 static void fft_side_init(tocl_fft_side *s, int mode, int64_t len, int64_t nvalid) {
     memset(s, 0, sizeof *s);
     s->mode = mode;
+    s->im = 1;
     s->lmul = 1;
     s->len = len;
     s->nvalid = nvalid;
@@ -227,6 +228,10 @@ static tocl_status fft_exec(const fft_call *c) {
     const fft_plan *pl = c->plan;
     tocl_fft_side in = c->in, out = c->out;
     in.conj_pre = c->inverse;
+    if (c->packed) {
+        out.conj_post = c->inverse;
+        return fft_core_run(c, &pl->hcore, c->ib, &in, c->ob, &out, c->scale, c->soff);
+    }
     if (!pl->blue) {
         out.conj_post = c->inverse;
         return fft_core_run(c, &pl->core, c->ib, &in, c->ob, &out, c->scale, c->soff);
@@ -246,6 +251,25 @@ static tocl_status fft_exec(const fft_call *c) {
     out.tab = pl->chirp;
     out.conj_post = c->inverse;
     return fft_core_run(c, &pl->core, c->sbuf, &s, c->ob, &out, c->scale, inner);
+}
+
+/* A real transform of even n as a complex one of n / 2 when the plan has
+ * it: two reals per complex value, split (r2c) or joined (c2r) by the
+ * half-length sides (fft_params.h). */
+static void fft_pack(fft_call *c, int64_t n) {
+    if (!c->plan->half)
+        return;
+    int64_t h = n / 2;
+    tocl_fft_side *r = c->in.mode == TOCL_FFT_REAL ? &c->in : &c->out, *z = r == &c->in ? &c->out : &c->in;
+    r->mode = TOCL_FFT_COMPLEX; /* x_2j + i x_2j+1 */
+    r->im = r->stride;
+    r->stride *= 2;
+    r->len = r->nvalid = h;
+    z->mode = r == &c->in ? TOCL_FFT_HALF_UNPACK : TOCL_FFT_HALF_PACKED;
+    z->htw = c->plan->htw;
+    if (z == &c->in)
+        z->nvalid = h;
+    c->packed = 1;
 }
 
 /* Resolve buffers, get the plan and scratch, and run every host batch. */
@@ -270,8 +294,10 @@ static tocl_status fft_run(fft_call *c, const tocl_tensor *out, const tocl_tenso
     c->scale = scale;
     fft_config_get(c->dev, c->dt, &c->cfg);
     TOCL_TRY(fft_plan_get(c->dev, c->dt, &c->cfg, n, &c->plan));
+    if (c->in.mode != TOCL_FFT_COMPLEX || c->out.mode != TOCL_FFT_COMPLEX)
+        fft_pack(c, n);
     const fft_core *core = &c->plan->core;
-    int64_t values = (c->plan->blue ? core->n : 0) + (core->split ? core->n : 0);
+    int64_t values = c->packed ? 0 : (c->plan->blue ? core->n : 0) + (core->split ? core->n : 0);
     tocl_addr scratch = 0;
     if (values) {
         size_t esz = tocl_dtype_size(c->dt), boff;

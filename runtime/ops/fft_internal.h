@@ -31,7 +31,9 @@ typedef struct fft_core {
  * lengths with a large prime factor (blue), the shortest m >= 2n - 1 with
  * factors 2, 3, 5 and 7 only, for Bluestein's algorithm, with entries
  * chirp (n of them: w_j = exp(-pi i j^2 / n)) and kern (m: the transform
- * of the conjugate chirp, over m). Plans live for the process; tab holds
+ * of the conjugate chirp, over m). Real transforms of even n whose half h
+ * = n / 2 runs in one launch (half) run as complex ones of h: hcore, with
+ * w_n^k for k <= h at entry htw. Plans live for the process; tab holds
  * every table, of the plan's dtype, perm the load places (int). */
 typedef struct fft_plan {
     struct fft_plan *next;
@@ -39,9 +41,9 @@ typedef struct fft_plan {
     tocl_dtype dt;
     fft_config cfg;
     int64_t n;
-    int blue;
-    int64_t chirp, kern;
-    fft_core core;
+    int blue, half;
+    int64_t chirp, kern, htw;
+    fft_core core, hcore;
     cl_mem tab, perm;
 } fft_plan;
 

@@ -372,8 +372,20 @@ static tocl_status fft_plan_make(int dev, tocl_dtype dt, const fft_config *cfg, 
                              "local memory, so lengths up to about %lld can run",
                              (long long)n, dev, tocl_dev_props(dev)->name, (long long)cap, (long long)(cap * cap / 2));
     }
+    if (n % 2 == 0) {
+        int64_t h = n / 2, mh;
+        for (mh = 2 * h - 1; !fft_smooth(mh); mh++)
+            ;
+        p->half = fft_prefer_direct(h, mh, cap) && fft_core_init(&p->hcore, h, cap, big) && !p->hcore.split;
+    }
     fft_table t = {0};
     fft_ints pi = {0};
+    if (p->half) {
+        fft_passes_table(&t, &pi, &p->hcore.a);
+        p->htw = t.len;
+        for (int64_t k = 0; k <= n / 2; k++)
+            fft_push_root(&t, k, n);
+    }
     fft_passes_table(&t, &pi, &p->core.a);
     if (p->core.split) {
         fft_passes_table(&t, &pi, &p->core.b);
