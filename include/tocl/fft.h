@@ -12,9 +12,11 @@
  * (TOCL_E_UNSUPPORTED otherwise). Bad arguments fail with TOCL_E_INVALID
  * before anything is launched. Calls only enqueue; numel 0 launches
  * nothing. Any length n >= 1 runs: lengths whose prime factors are small
- * in one or two Stockham launches, others by Bluestein's algorithm; a
- * length beyond what two launches of the device's local memory hold (about
- * 2^27 points on a CPU, 2^19 on a GPU with 48 KiB) is TOCL_E_UNSUPPORTED. */
+ * in one launch (two when a transform outgrows a work-group's local
+ * memory), others by Bluestein's algorithm (twice that). A length beyond
+ * two launches' reach is TOCL_E_UNSUPPORTED: about 2^27 points on pocl,
+ * 2^22 (float64) to 2^24 (float32) on a GPU with 48 KiB of local memory,
+ * half that for lengths with a large prime factor. */
 #ifndef TOCL_FFT_H
 #define TOCL_FFT_H
 

@@ -2,15 +2,12 @@
  * dims collapsed into a launch's slots (the rest walked on the host), and
  * the launches of a plan (fft_plan.c): one, two through scratch for a
  * split length, or Bluestein's two transforms through scratch. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/fft_internal.h"
 #include "tocl/fft.h"
 
-/* Work-group sizes. CPU drivers compile a kernel per local size, so theirs
- * is fixed; GPUs get up to one work-item per radix-4 butterfly. */
-#define FFT_GROUP_CPU 64
-#define FFT_GROUP_GPU 256
 /* Work-groups per launch: a long batch is cut, keeping global sizes far
  * below 2^32 work-items. */
 #define FFT_MAX_GROUPS ((int64_t)1 << 22)
@@ -19,9 +16,10 @@
  * bs[0] = 0), the batch dims of a launch (slots 1.., innermost first) and
  * those walked on the host. */
 typedef struct fft_call {
-    int dev, stream, inverse;
+    int dev, stream, inverse, packed;
     tocl_dtype dt;
     double scale;
+    fft_config cfg;
     const fft_plan *plan;
     cl_mem ib, ob, sbuf;
     int64_t soff; /* scratch, in scalars of sbuf */
@@ -86,6 +84,7 @@ static void fft_batch_dims(fft_call *c, const tocl_tensor *out, const tocl_tenso
 static void fft_side_init(tocl_fft_side *s, int mode, int64_t len, int64_t nvalid) {
     memset(s, 0, sizeof *s);
     s->mode = mode;
+    s->im = 1;
     s->lmul = 1;
     s->len = len;
     s->nvalid = nvalid;
@@ -105,8 +104,8 @@ static void fft_scratch_side(tocl_fft_side *s, const fft_call *c, int64_t off, i
     }
 }
 
-/* Check both operands; fill c's sides (dims and modes, not yet buffers).
- * *empty: nothing to launch. */
+/* Check what both operands share (device, dtypes, ranks, dim, batch
+ * sizes) and start c; *rdim: their ndim without the pair dim. */
 static tocl_status fft_check(int dev, const char *op, const tocl_tensor *out, int opair, const tocl_tensor *in,
                              int ipair, int dim, fft_call *c, int *rdim) {
     TOCL_TRY(tocl_device_check(dev));
@@ -133,17 +132,20 @@ static tocl_status fft_check(int dev, const char *op, const tocl_tensor *out, in
     return TOCL_OK;
 }
 
-static tocl_status fft_kernel(int dev, tocl_dtype dt, tocl_ops_kernel **k) {
-    return tocl_ops_kernel_get(dev, "fft", "fft_local", dt == TOCL_F64 ? "-DFFT_F64" : "", k);
+static tocl_status fft_kernel(const fft_call *c, tocl_ops_kernel **k) {
+    char opt[64];
+    snprintf(opt, sizeof opt, "-DFFT_V=%d%s", c->cfg.lanes, c->dt == TOCL_F64 ? " -DFFT_F64" : "");
+    return tocl_ops_kernel_get(c->dev, "fft", "fft_local", opt, k);
 }
 
-static size_t fft_group(int dev, const tocl_ops_kernel *k, int64_t n) {
-    const tocl_device_props *p = tocl_dev_props(dev);
-    size_t want = p->kind == TOCL_DEVICE_CPU ? FFT_GROUP_CPU : FFT_GROUP_GPU;
-    if (p->kind != TOCL_DEVICE_CPU)
+/* Work-items per group: the configured number, on GPUs fewer for short
+ * lengths (down to 32: a warp), within what the kernel allows. */
+static size_t fft_group(const fft_call *c, const tocl_ops_kernel *k, int64_t n) {
+    size_t want = (size_t)c->cfg.group;
+    if (tocl_dev_props(c->dev)->kind != TOCL_DEVICE_CPU)
         while (want > 32 && (int64_t)want * 4 > n)
             want /= 2;
-    size_t kmax = tocl_ops_kernel_max_group(dev, k);
+    size_t kmax = tocl_ops_kernel_max_group(c->dev, k);
     while (want > kmax)
         want /= 2;
     return want ? want : 1;
@@ -159,29 +161,33 @@ static tocl_status fft_launch(const fft_call *c, const fft_passes *ps, cl_mem ib
     p.out = *out;
     p.n = ps->n;
     p.tw = ps->tw;
+    p.perm = ps->perm;
     p.npass = ps->npass;
     memcpy(p.radix, ps->radix, sizeof p.radix);
-    int64_t batch = 1;
+    p.batch = 1;
     for (int d = 0; d < TOCL_FFT_MAXB; d++) {
         p.bsz[d] = bsz[d];
-        batch *= bsz[d];
+        p.batch *= bsz[d];
     }
+    int lanes = c->cfg.lanes;
+    int64_t groups = (p.batch + lanes - 1) / lanes;
     tocl_ops_kernel *k;
-    TOCL_TRY(fft_kernel(c->dev, c->dt, &k));
-    size_t local = fft_group(c->dev, k, ps->n);
+    TOCL_TRY(fft_kernel(c, &k));
+    size_t local = fft_group(c, k, ps->n);
     float sf = (float)scale;
-    cl_mem tab = c->plan->tab;
-    size_t lbytes = (size_t)(2 * ps->n) * 2 * tocl_dtype_size(c->dt);
+    cl_mem tab = c->plan->tab, perm = c->plan->perm;
+    size_t lbytes = (size_t)(ps->direct ? 2 * ps->n : ps->n) * 2 * tocl_dtype_size(c->dt) * (size_t)lanes;
     tocl_ops_arg args[] = {{sizeof ib, &ib},
                            {sizeof ob, &ob},
                            {sizeof tab, &tab},
+                           {sizeof perm, &perm},
                            {lbytes, NULL},
                            {c->dt == TOCL_F64 ? sizeof scale : sizeof sf, c->dt == TOCL_F64 ? (void *)&scale : &sf},
                            {sizeof p, &p}};
-    for (p.g0 = 0; p.g0 < batch; p.g0 += FFT_MAX_GROUPS) {
-        int64_t groups = batch - p.g0 < FFT_MAX_GROUPS ? batch - p.g0 : FFT_MAX_GROUPS;
-        size_t global = (size_t)groups * local;
-        TOCL_TRY(tocl_ops_launch(c->dev, c->stream, k, 1, &global, &local, args, 6));
+    for (p.g0 = 0; p.g0 < groups; p.g0 += FFT_MAX_GROUPS) {
+        int64_t now = groups - p.g0 < FFT_MAX_GROUPS ? groups - p.g0 : FFT_MAX_GROUPS;
+        size_t global = (size_t)now * local;
+        TOCL_TRY(tocl_ops_launch(c->dev, c->stream, k, 1, &global, &local, args, 7));
     }
     return TOCL_OK;
 }
@@ -222,6 +228,10 @@ static tocl_status fft_exec(const fft_call *c) {
     const fft_plan *pl = c->plan;
     tocl_fft_side in = c->in, out = c->out;
     in.conj_pre = c->inverse;
+    if (c->packed) {
+        out.conj_post = c->inverse;
+        return fft_core_run(c, &pl->hcore, c->ib, &in, c->ob, &out, c->scale, c->soff);
+    }
     if (!pl->blue) {
         out.conj_post = c->inverse;
         return fft_core_run(c, &pl->core, c->ib, &in, c->ob, &out, c->scale, c->soff);
@@ -241,6 +251,25 @@ static tocl_status fft_exec(const fft_call *c) {
     out.tab = pl->chirp;
     out.conj_post = c->inverse;
     return fft_core_run(c, &pl->core, c->sbuf, &s, c->ob, &out, c->scale, inner);
+}
+
+/* A real transform of even n as a complex one of n / 2 when the plan has
+ * it: two reals per complex value, split (r2c) or joined (c2r) by the
+ * half-length sides (fft_params.h). */
+static void fft_pack(fft_call *c, int64_t n) {
+    if (!c->plan->half)
+        return;
+    int64_t h = n / 2;
+    tocl_fft_side *r = c->in.mode == TOCL_FFT_REAL ? &c->in : &c->out, *z = r == &c->in ? &c->out : &c->in;
+    r->mode = TOCL_FFT_COMPLEX; /* x_2j + i x_2j+1 */
+    r->im = r->stride;
+    r->stride *= 2;
+    r->len = r->nvalid = h;
+    z->mode = r == &c->in ? TOCL_FFT_HALF_UNPACK : TOCL_FFT_HALF_PACKED;
+    z->htw = c->plan->htw;
+    if (z == &c->in)
+        z->nvalid = h;
+    c->packed = 1;
 }
 
 /* Resolve buffers, get the plan and scratch, and run every host batch. */
@@ -263,9 +292,12 @@ static tocl_status fft_run(fft_call *c, const tocl_tensor *out, const tocl_tenso
     c->stream = stream;
     c->inverse = inverse != 0;
     c->scale = scale;
-    TOCL_TRY(fft_plan_get(c->dev, c->dt, n, &c->plan));
+    fft_config_get(c->dev, c->dt, &c->cfg);
+    TOCL_TRY(fft_plan_get(c->dev, c->dt, &c->cfg, n, &c->plan));
+    if (c->in.mode != TOCL_FFT_COMPLEX || c->out.mode != TOCL_FFT_COMPLEX)
+        fft_pack(c, n);
     const fft_core *core = &c->plan->core;
-    int64_t values = (c->plan->blue ? core->n : 0) + (core->split ? core->n : 0);
+    int64_t values = c->packed ? 0 : (c->plan->blue ? core->n : 0) + (core->split ? core->n : 0);
     tocl_addr scratch = 0;
     if (values) {
         size_t esz = tocl_dtype_size(c->dt), boff;

@@ -5,11 +5,14 @@
 
 #include "fft_params.h"
 #include "launch/launch.h"
+#include "ops/fft_config.h"
 
-/* The passes of one launch: n = prod(radix), twiddles from table entry tw. */
+/* The passes of one launch: n = prod(radix), twiddles from table entry
+ * tw, load places (the digit reversal) from int table entry perm; direct:
+ * some radix has no butterfly (its pass needs a second copy of the values). */
 typedef struct fft_passes {
-    int64_t n, tw;
-    int npass;
+    int64_t n, tw, perm;
+    int npass, direct;
     int radix[TOCL_FFT_MAXP];
 } fft_passes;
 
@@ -25,25 +28,29 @@ typedef struct fft_core {
 } fft_core;
 
 /* How lengths n run on (dev, dtype): core is n's own transform, or, for
- * lengths with a large prime factor (blue), the power of two m >= 2n - 1 of
- * Bluestein's algorithm, with entries chirp (n of them: w_j = exp(-pi i j^2
- * / n)) and kern (m: the transform of the conjugate chirp, over m). Plans
- * live for the process; tab holds every table, of the plan's dtype. */
+ * lengths with a large prime factor (blue), the shortest m >= 2n - 1 with
+ * factors 2, 3, 5 and 7 only, for Bluestein's algorithm, with entries
+ * chirp (n of them: w_j = exp(-pi i j^2 / n)) and kern (m: the transform
+ * of the conjugate chirp, over m). Real transforms of even n whose half h
+ * = n / 2 runs in one launch (half) run as complex ones of h: hcore, with
+ * w_n^k for k <= h at entry htw. Plans live for the process; tab holds
+ * every table, of the plan's dtype, perm the load places (int). */
 typedef struct fft_plan {
     struct fft_plan *next;
     int dev;
     tocl_dtype dt;
+    fft_config cfg;
     int64_t n;
-    int blue;
-    int64_t chirp, kern;
-    fft_core core;
-    cl_mem tab;
+    int blue, half;
+    int64_t chirp, kern, htw;
+    fft_core core, hcore;
+    cl_mem tab, perm;
 } fft_plan;
 
-/* The plan of length n >= 1, made on first use (host tables, one upload).
- * TOCL_E_UNSUPPORTED when n is too long for the device's local memory
- * even in two launches. */
-tocl_status fft_plan_get(int dev, tocl_dtype dt, int64_t n, const fft_plan **out);
+/* The plan of length n >= 1 under settings cfg, made on first use (host
+ * tables, one upload). TOCL_E_UNSUPPORTED when n is too long for the
+ * device's local memory even in two launches. */
+tocl_status fft_plan_get(int dev, tocl_dtype dt, const fft_config *cfg, int64_t n, const fft_plan **out);
 
 /* exp(-2 pi i e / n) in double, by octant symmetry from an angle in
  * [0, pi / 4] (exact at multiples of pi / 4). */

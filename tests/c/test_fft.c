@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "ops/fft_config.h"
 #include "tocl/fft.h"
 #include "tocl_test.h"
 
@@ -219,10 +220,13 @@ static void run_case(int kind, tocl_dtype dt, int64_t n, int rd, const int64_t *
 }
 
 /* Complex transforms of every length in the list, four layouts each. */
-static void test_c2c(tocl_dtype dt) {
-    static const int64_t ns[] = {1, 2, 3, 4, 5, 7, 8, 12, 16, 30, 49, 64, 97, 100, 128, 243, 400, 1000, 1024, 4096, 4099};
+static void test_c2c(tocl_dtype dt, int quick) {
+    static const int64_t ns[] = {1,  2,  3,   4,   5,   7,   8,   12,   16,   30,   44,   49,
+                                 64, 97, 100, 128, 169, 243, 400, 1000, 1024, 4096, 4099};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
         int64_t n = ns[i], b = n >= 1000 ? 1 : 3;
+        if (quick && i % 3 && n < 1000)
+            continue;
         double rs = 1 / sqrt((double)n);
         int64_t first[2] = {n, b + 1};                       /* dim first, one batch dim */
         int64_t middle[3] = {2, n, b};                       /* dim in the middle, two */
@@ -232,16 +236,20 @@ static void test_c2c(tocl_dtype dt) {
         run_case(C2C, dt, n, 4, last, 3, STEP2, -1, TRANSPOSED, 0, rs, 0);
         run_case(C2C, dt, n, 3, middle, 1, BROADCAST, 0, STEP2, 1, rs, 0);
     }
+    if (quick)
+        return;
     /* lengths split into two launches (too long for one work-group's local memory on this CPU driver) */
     int64_t big[2] = {2, 65536}, odd[2] = {49152, 1};
     run_case(C2C, dt, 65536, 2, big, 1, CONTIG, -1, CONTIG, 1, 1.0 / 65536, 0);
     run_case(C2C, dt, 49152, 2, odd, 0, TRANSPOSED, -1, CONTIG, 0, 1, 0);
 }
 
-static void test_real(tocl_dtype dt) {
+static void test_real(tocl_dtype dt, int quick) {
     static const int64_t ns[] = {1, 2, 3, 4, 5, 8, 12, 30, 49, 97, 100, 128, 400, 1024, 4099};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
         int64_t n = ns[i];
+        if (quick && i % 3 && n < 1000)
+            continue;
         int64_t last[2] = {3, n}, first[3] = {n, 2, 2};
         run_case(R2C, dt, n, 2, last, 1, CONTIG, -1, CONTIG, 0, 1, 1);
         run_case(R2C, dt, n, 3, first, 0, STEP2, -1, TRANSPOSED, 0, 1 / sqrt((double)n), 0);
@@ -315,13 +323,31 @@ int main(void) {
         printf("no OpenCL device; skipped\n");
         return 0;
     }
+    int fp64 = tocl_dev_props(0)->has_fp64;
     test_errors();
-    test_c2c(TOCL_F32);
-    test_real(TOCL_F32);
-    if (tocl_dev_props(0)->has_fp64) {
-        test_c2c(TOCL_F64);
-        test_real(TOCL_F64);
+    test_c2c(TOCL_F32, 0);
+    test_real(TOCL_F32, 0);
+    if (fp64) {
+        test_c2c(TOCL_F64, 0);
+        test_real(TOCL_F64, 0);
     }
+    /* the other device kind's settings on the same device: GPU-like (one
+     * transform per group of 64 work-items, radix 16, 48 KiB of local
+     * memory, so 4096 points split in float64), or CPU-like lanes */
+    fft_config cfg;
+    fft_config_get(0, TOCL_F32, &cfg);
+    fft_config other = {.lanes = 1, .group = 64, .big = 16, .local_bytes = 48 << 10};
+    if (cfg.lanes == 1)
+        other = (fft_config){.lanes = 4, .group = 1, .big = 8, .local_bytes = cfg.local_bytes};
+    fft_config_override(&other);
+    test_c2c(TOCL_F32, 1);
+    test_real(TOCL_F32, 1);
+    if (fp64) {
+        other.lanes = other.lanes > 1 ? 2 : 1;
+        fft_config_override(&other);
+        test_c2c(TOCL_F64, 1);
+    }
+    fft_config_override(NULL);
     printf("%d transforms checked; worst error / tolerance: float32 %.3g, float64 %.3g\n", cases, worst_f32,
            worst_f64);
     TOCL_TEST_END();
