@@ -35,8 +35,9 @@ int current_stream(int dev);
 // dtype mapping; raises a clear error naming the dtype if unsupported.
 tocl_dtype to_tocl_dtype(c10::ScalarType t);
 bool is_supported_dtype(c10::ScalarType t);
-// What an ocl tensor may hold: the above and complex32/64/128, which are
-// pairs of their real dtype (to_tocl_pairs, complex_part).
+// What an ocl tensor may hold: the above, complex32/64/128, which are pairs
+// of their real dtype (to_tocl_pairs, complex_part), and uint16/32/64, held
+// as bits (aten/ocl_wide_unsigned.h).
 bool is_storage_dtype(c10::ScalarType t);
 
 // A strided view of an ocl tensor for the runtime (data address includes the

@@ -6,6 +6,7 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include "ocl_alpha_iter.h"
 #include "ocl_pointwise.h"
 #include "ocl_complex_route.h"
 
@@ -28,10 +29,7 @@ using SimpleBinary = Forms<simple_binary<OP, FLOAT_OP>>;
 template <tocl_ir_op OP>
 at::Tensor alpha_binary(const at::Tensor& out_arg, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
   at::Tensor out = out_arg;
-  if (OP == TOCL_IR_SUB)  // before the iterator's cast check, as the CPU (fuzz seeds 100128, 100332)
-    at::native::sub_check(a, b);
-  auto iter = at::TensorIterator::binary_op(out, a, b);
-  at::native::alpha_check(iter.common_dtype(), alpha);
+  auto iter = alpha_binary_iter(out, a, b, alpha, OP == TOCL_IR_SUB);
   run_binary(iter, OP, alpha);
   return iter.output();
 }
@@ -147,6 +145,15 @@ at::Tensor nextafter(const at::Tensor& out, const at::Tensor& a, const at::Tenso
 }
 
 }  // namespace
+
+at::TensorIterator alpha_binary_iter(at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                                     const c10::Scalar& alpha, bool sub) {
+  if (sub)
+    at::native::sub_check(a, b);
+  auto iter = at::TensorIterator::binary_op(out, a, b);
+  at::native::alpha_check(iter.common_dtype(), alpha);
+  return iter;
+}
 
 // The one-IR-op binary ops (remainder, fmod, pow.Tensor_Tensor, atan2,
 // hypot, copysign, xlogy, maximum/minimum/fmax/fmin, bitwise ops, shifts,

@@ -15,13 +15,13 @@
 // (complex, polar, conj_physical) are registered directly.
 #include <ATen/ATen.h>
 #include <ATen/TensorIterator.h>
-#include <ATen/native/BinaryOps.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include <optional>
 #include <vector>
 
+#include "ocl_alpha_iter.h"
 #include "ocl_common.h"
 #include "ocl_complex_route.h"
 #include "ocl_forms.h"
@@ -175,10 +175,7 @@ template <Op OP>
 at::Tensor alpha_binary(const at::Tensor& out_arg, const at::Tensor& a, const at::Tensor& b,
                         const c10::Scalar& alpha) {
   at::Tensor out = out_arg;
-  if (OP == Op::Sub)
-    at::native::sub_check(a, b);
-  auto iter = at::TensorIterator::binary_op(out, a, b);
-  at::native::alpha_check(iter.common_dtype(), alpha);
+  auto iter = alpha_binary_iter(out, a, b, alpha, OP == Op::Sub);
   run_binary(iter, OP, alpha);
   return iter.output();
 }

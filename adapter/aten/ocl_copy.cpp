@@ -8,6 +8,7 @@
 #include <torch/library.h>
 
 #include "ocl_common.h"
+#include "ocl_wide_unsigned.h"
 
 namespace torch_ocl {
 namespace {
@@ -46,20 +47,6 @@ void complex_to_bool(int dev, const tocl_tensor& dst, const tocl_tensor& re, con
   run_graph(dev, g, dst, in);
 }
 
-// The signed dtype a wide unsigned tensor's bits are copied as.
-std::optional<c10::ScalarType> same_width_signed(c10::ScalarType t) {
-  switch (t) {
-    case c10::ScalarType::UInt16: return c10::ScalarType::Short;
-    case c10::ScalarType::UInt32: return c10::ScalarType::Int;
-    case c10::ScalarType::UInt64: return c10::ScalarType::Long;
-    default: return std::nullopt;
-  }
-}
-tocl_tensor as_dtype(const at::Tensor& t, c10::ScalarType as) {
-  tocl_tensor r = to_tocl_tensor(t.view(as));
-  return r;
-}
-
 // dst (ocl) := src (ocl, possibly another device), with cast and broadcast.
 // Complex values are copied as pairs of their real dtype; a real source
 // gives a zero imaginary part, a complex source to a real dst keeps the real
@@ -71,10 +58,9 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
   c10::DeviceGuard guard(dst.device());
   at::Tensor s = src.expand_as(dst);
   int stream = tocl_stream_current(dev);
-  if (dst.scalar_type() == s.scalar_type() && same_width_signed(dst.scalar_type())) {
-    // uint16/32/64: the bits, moved as the signed type of their width.
-    tocl_tensor d = as_dtype(dst, *same_width_signed(dst.scalar_type()));
-    tocl_tensor t = as_dtype(s, *same_width_signed(s.scalar_type()));
+  auto bits = signed_of_width(dst.scalar_type());
+  if (bits && s.scalar_type() == dst.scalar_type()) {
+    tocl_tensor d = to_tocl_tensor(dst.view(*bits)), t = to_tocl_tensor(s.view(*bits));
     TOCL_CHECK(tocl_op_copy(dev, stream, &d, &t));
     return;
   }

@@ -18,23 +18,18 @@
 
 #include "../runtime/ocl_allocator.h"
 #include "ocl_common.h"
+#include "ocl_wide_unsigned.h"
 
 namespace torch_ocl {
 namespace {
 
 constexpr auto kOcl = c10::DispatchKey::PrivateUse1;
 
-// Complex dtypes are stored as pairs of their real dtype (to_tocl_pairs).
-// uint16/32/64 are held for what returns them (hash_tensor through the CPU
-// fallback) and copied bit for bit (ocl_copy.cpp); no kernel computes in them.
-bool wide_unsigned(c10::ScalarType t) {
-  return t == c10::ScalarType::UInt16 || t == c10::ScalarType::UInt32 || t == c10::ScalarType::UInt64;
-}
+// What ocl tensors hold (is_storage_dtype); anything else raises the
+// runtime's dtype error.
 void check_dtype(std::optional<c10::ScalarType> dtype) {
   c10::ScalarType t = dtype.value_or(c10::get_default_dtype_as_scalartype());
-  if (c10::isComplexType(t))
-    to_tocl_dtype(c10::toRealValueType(t));
-  else if (!wide_unsigned(t))
+  if (!is_storage_dtype(t))
     to_tocl_dtype(t);
 }
 
@@ -201,16 +196,13 @@ at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
     return self;
   }
   TORCH_CHECK(!value.isComplex(), "value cannot be converted to type ", self.scalar_type(), " without overflow");
-  if (wide_unsigned(self.scalar_type())) {
+  if (auto as = signed_of_width(self.scalar_type())) {
     // The value's bits, written as the signed type of the same width.
     uint64_t u = value.isFloatingPoint() ? static_cast<uint64_t>(value.toDouble()) : value.toUInt64();
-    c10::ScalarType as = self.scalar_type() == c10::ScalarType::UInt16   ? c10::ScalarType::Short
-                         : self.scalar_type() == c10::ScalarType::UInt32 ? c10::ScalarType::Int
-                                                                         : c10::ScalarType::Long;
-    int64_t bits = as == c10::ScalarType::Short ? static_cast<int16_t>(static_cast<uint16_t>(u))
-                   : as == c10::ScalarType::Int ? static_cast<int32_t>(static_cast<uint32_t>(u))
-                                                : static_cast<int64_t>(u);
-    tocl_tensor t = to_tocl_tensor(self.view(as));
+    int64_t bits = *as == c10::ScalarType::Short ? static_cast<int16_t>(static_cast<uint16_t>(u))
+                   : *as == c10::ScalarType::Int ? static_cast<int32_t>(static_cast<uint32_t>(u))
+                                                 : static_cast<int64_t>(u);
+    tocl_tensor t = to_tocl_tensor(self.view(*as));
     TOCL_CHECK(tocl_op_fill(dev, tocl_stream_current(dev), &t, to_tocl_scalar(c10::Scalar(bits))));
     return self;
   }

@@ -69,7 +69,8 @@ tocl_tensor to_tocl_tensor(const at::Tensor& t) {
 
 bool is_storage_dtype(c10::ScalarType t) {
   return is_supported_dtype(t) || t == c10::ScalarType::ComplexHalf || t == c10::ScalarType::ComplexFloat ||
-         t == c10::ScalarType::ComplexDouble;
+         t == c10::ScalarType::ComplexDouble || t == c10::ScalarType::UInt16 || t == c10::ScalarType::UInt32 ||
+         t == c10::ScalarType::UInt64;
 }
 
 // A complex element is two values of its real dtype, real part first (as
