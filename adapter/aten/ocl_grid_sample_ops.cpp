@@ -83,7 +83,14 @@ std::tuple<at::Tensor&, at::Tensor&> bwd_out(const at::Tensor& grad, const at::T
                                              std::array<bool, 2> output_mask, at::Tensor& grad_input,
                                              at::Tensor& grad_grid) {
   check_args<N>(input, grid, mode, padding);
-  at::native::check_grid_sampler_backward(input, grid, grad);
+  // grad must have the forward output's shape (N, C, *grid spatial): the
+  // kernel reads it by that shape. (torch 2.14 has this check in
+  // GridSamplerUtils.h; 2.11 does not, so it is spelled out here.)
+  c10::DimVector want = {input.size(0), input.size(1)};
+  for (int64_t i = 1; i < grid.dim() - 1; i++)
+    want.push_back(grid.size(i));
+  TORCH_CHECK_VALUE(grad.sizes() == at::IntArrayRef(want), "grid_sampler(): expected grad_output to have sizes ", want,
+                    " but got grad_output with sizes ", grad.sizes());
   TORCH_CHECK(grad.scalar_type() == input.scalar_type(), "grid_sampler_", N, "d_backward: expected grad_output dtype ",
               input.scalar_type(), ", got ", grad.scalar_type());
   for (const at::Tensor* o : {&grad_input, &grad_grid})

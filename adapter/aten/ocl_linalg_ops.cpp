@@ -10,6 +10,12 @@
 // generic wrapper. Decompositions built from others (solve, inverse, det,
 // lstsq, orgqr, ormqr, cholesky_solve) are composed here from the kernels
 // and native ocl ops.
+#if __has_include(<ATen/core/Dimname.h>)
+#include <ATen/core/Dimname.h>
+#define TOCL_HAS_DIMNAME 1
+#else
+#define TOCL_HAS_DIMNAME 0
+#endif
 #include <ATen/ExpandUtils.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/native/BatchLinearAlgebra.h>
@@ -445,12 +451,25 @@ void ocl_cross(const Tensor& result, const Tensor& a, const Tensor& b, const int
 template <class S, size_t N>
 struct Structured final : S {
   std::array<Tensor, N> outs;
+  // Torch with named tensors (2.11; ATen/core/Dimname.h) passes a trailing
+  // DimnameList; later ones do not.
+#if !TOCL_HAS_DIMNAME
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions o) override {
     allocate(i, sizes, strides, o);
   }
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions o) override {
     allocate(i, sizes, strides, o);
   }
+#else
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions o,
+                          at::DimnameList) override {
+    allocate(i, sizes, strides, o);
+  }
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions o,
+                              at::DimnameList) override {
+    allocate(i, sizes, strides, o);
+  }
+#endif
   // an empty stride list asks for a contiguous output
   void allocate(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions o) {
     outs[i] = strides.empty() ? at::empty(sizes, o) : at::empty_strided(sizes, strides, o);

@@ -25,15 +25,15 @@ struct Reduction {
 };
 
 inline double premul_factor(const ReduceOp& op) {
+  // torch up to 2.1x named the supplement NCCLPreMulSumSupplement; the
+  // fields are the same.
 #ifdef TOCL_C10D_PREMUL_LEGACY
   auto* s = dynamic_cast<c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
-  TORCH_CHECK(s, "oclgloo: PREMUL_SUM without a factor");
-  return s->tensor_factors.empty() ? s->double_factor : s->tensor_factors[0].item<double>();
 #else
   auto* s = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
+#endif
   TORCH_CHECK(s, "oclgloo: PREMUL_SUM without a factor");
   return s->tensor_factor.defined() ? s->tensor_factor.item<double>() : s->double_factor;
-#endif
 }
 
 inline Reduction plan_reduction(const ReduceOp& op, at::ScalarType dtype, int size, const char* what) {

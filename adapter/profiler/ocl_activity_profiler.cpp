@@ -8,10 +8,17 @@
 // include folder (adapter/CMakeLists.txt): torch's CMake config does not
 // define USE_KINETO, and the wheel exports no fmt symbols, which
 // GenericTraceActivity::addMetadata needs.
+// torch gained the PrivateUse1 profiler registry after 2.11. Without it the
+// Kineto part is left out: torch.profiler then shows ocl ops on the CPU
+// timeline only, and the legacy stubs below still time them on the device.
+#if __has_include(<torch/csrc/profiler/standalone/privateuse1_profiler.h>)
+#define TOCL_HAS_PU1_PROFILER 1
 #include <torch/csrc/profiler/standalone/privateuse1_profiler.h>
-#include <torch/csrc/profiler/stubs/base.h>
-
 #include <libkineto.h>
+#else
+#define TOCL_HAS_PU1_PROFILER 0
+#endif
+#include <torch/csrc/profiler/stubs/base.h>
 
 #include <c10/core/Device.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -34,6 +41,7 @@
 namespace torch_ocl {
 namespace {
 
+#if TOCL_HAS_PU1_PROFILER
 using libkineto::ActivityType;
 
 const std::set<ActivityType> kActivities = {ActivityType::CONCURRENT_KERNEL, ActivityType::GPU_MEMCPY,
@@ -238,6 +246,8 @@ class OclActivityProfiler : public libkineto::IActivityProfiler {
   std::string name_{"ocl"};
 };
 
+#endif  // TOCL_HAS_PU1_PROFILER
+
 // ---- legacy route: torch.autograd.profiler.profile(use_device="ocl") ----
 
 const c10::impl::DeviceGuardImplInterface* guard() {
@@ -304,5 +314,7 @@ struct RegisterStubs {
 }  // namespace
 }  // namespace torch_ocl
 
+#if TOCL_HAS_PU1_PROFILER
 using torch_ocl::OclActivityProfiler;
 REGISTER_PRIVATEUSE1_PROFILER(OclActivityProfiler);
+#endif

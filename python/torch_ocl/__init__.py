@@ -51,6 +51,13 @@ def _register():
     if _registered:
         return
     _registered = True
+    from ._accelerators import WARNING, other_accelerator
+
+    other = other_accelerator()
+    if other:
+        import warnings
+
+        warnings.warn(WARNING.format(other=other), stacklevel=3)
     if torch._C._get_privateuse1_backend_name() != "ocl":
         torch.utils.rename_privateuse1_backend("ocl")
     torch._register_device_module("ocl", ocl)

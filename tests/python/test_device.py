@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import torch_ocl  # noqa: F401
+from torch_ocl._accelerators import other_accelerator as _other_accelerator
 
 
 def test_available_and_count():
@@ -90,6 +91,8 @@ def test_no_driver_means_unavailable_with_install_hint():
     assert "pocl-opencl-icd" in r.stdout
 
 
+@pytest.mark.skipif(_other_accelerator() is not None, reason="a CUDA/XPU device is present: `import torch` "
+                    "alone does not load torch_ocl there (torch_ocl/_accelerators.py)")
 def test_autoload_without_import():
     # The torch.backends entry point registers ocl on `import torch` alone
     # (only when the package is installed, which `make test` does).
@@ -97,3 +100,32 @@ def test_autoload_without_import():
              TORCH_OCL_FALLBACK="silent", PYTHONPATH="")
     assert r.returncode == 0, r.stderr
     assert "tensor([4., 6., 8.])" in r.stdout
+
+
+_FAKE_CUDA = """
+import os, warnings, torch
+real_exists = os.path.exists
+os.path.exists = lambda p: p == "/dev/nvidiactl" or real_exists(p)
+torch.cuda.is_available = lambda: True
+torch.version.cuda = torch.version.cuda or "13.0"
+import torch_ocl_autoload
+torch_ocl_autoload.load()
+print("after autoload:", hasattr(torch, "ocl"))
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    import torch_ocl
+print("after import:", hasattr(torch, "ocl"), any("one accelerator per process" in str(x.message) for x in w))
+"""
+
+
+def test_autoload_steps_aside_for_cuda():
+    # With a CUDA device present, the entry point must not register ocl (it
+    # would break CUDA autograd: pytorch/pytorch#161129); an explicit import
+    # registers it and warns. CUDA is faked: this machine has none.
+    r = _run(_FAKE_CUDA, TORCH_DEVICE_BACKEND_AUTOLOAD="0", PYTHONPATH="")
+    assert r.returncode == 0, r.stderr
+    assert "after autoload: False" in r.stdout
+    assert "after import: True True" in r.stdout
+    r = _run(_FAKE_CUDA, TORCH_DEVICE_BACKEND_AUTOLOAD="0", TORCH_OCL_AUTOLOAD="1", PYTHONPATH="")
+    assert r.returncode == 0, r.stderr
+    assert "after autoload: True" in r.stdout

@@ -5,6 +5,7 @@ Markdown, JSON and a PNG chart.
   python -m torch_ocl.bench --quick          small sizes (a minute or two)
   --devices cpu,ocl:0   --suite micro,models,fusion,compile,distributed,serving   --price ocl:0=0.5,cpu=0.1
   --out bench/results/run   (writes run.md, run.json, run.png)
+  --baseline cuda:0         the device the ratio columns divide by (default: cpu)
   --compare bench/results/old.json
 """
 
@@ -22,7 +23,7 @@ import torch_ocl
 
 from . import devices as devmod
 from . import fusion as fusion_bench
-from . import compiled, micro, models, report, serving
+from . import compiled, isolated, micro, models, report, serving
 from . import distributed as dist_bench
 
 SUITES = {"micro": micro, "models": models, "fusion": fusion_bench, "compile": compiled,
@@ -56,6 +57,7 @@ def main(argv=None):
     ap.add_argument("--out", default="bench/results/latest")
     ap.add_argument("--title", default="")
     ap.add_argument("--compare")
+    ap.add_argument("--baseline", default="cpu", help="device the ratio columns divide by (cpu, cuda:0, ...)")
     args = ap.parse_args(argv)
     prices = parse_prices(args.price)
     suites = args.suite.split(",")
@@ -67,7 +69,8 @@ def main(argv=None):
     run = {"meta": {"date": time.strftime("%Y-%m-%d %H:%M"), "commit": _commit(), "torch": torch.__version__,
                     "torch_ocl": torch_ocl.__version__, "machine": f"{platform.node()} {platform.machine()}, "
                     f"{os.cpu_count()} CPUs", "quick": args.quick,
-                    "title": args.title or f"torch-ocl benchmark ({'quick' if args.quick else 'full'})"},
+                    "title": args.title or f"torch-ocl benchmark ({'quick' if args.quick else 'full'})",
+                    "baseline": args.baseline},
            "devices": {}}
     tasks = [(d, s) for d in devs for s in suites]
     bar = tqdm(tasks, desc="benchmark", unit="suite") if tqdm else tasks
@@ -75,7 +78,11 @@ def main(argv=None):
         if tqdm:
             bar.set_postfix_str(f"{s} on {d}")
         entry = run["devices"].setdefault(devmod.label(d), {"description": devmod.describe(d)})
-        rows = SUITES[s].run(d, args.quick)
+        module = SUITES[s].__name__.rsplit(".", 1)[1]
+        if isolated.needed(module, d):
+            rows = isolated.run(module, d, args.quick)
+        else:
+            rows = SUITES[s].run(d, args.quick)
         if rows or s not in ("fusion", "compile", "distributed"):
             entry[s] = rows
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

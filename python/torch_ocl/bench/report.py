@@ -51,9 +51,10 @@ def _table(run: Dict, section: str) -> List[str]:
                 names.append((f["name"], f["unit"]))
     if not names:
         return []
-    base = "cpu" if "cpu" in devs else None
+    want = run["meta"].get("baseline", "cpu")
+    base = want if want in devs else None
     others = [d for d in devs if d != base]
-    head = "| figure | unit | " + " | ".join(devs) + " | " + " | ".join(f"{d} / cpu" for d in others if base) + " |"
+    head = "| figure | unit | " + " | ".join(devs) + " | " + " | ".join(f"{d} / {base}" for d in others if base) + " |"
     lines = [head, "|---|---|" + "---:|" * len(devs) + "---:|" * (len(others) if base else 0)]
     notes = []
     for name, unit in names:
@@ -147,11 +148,12 @@ def chart(run: Dict, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    devs = [d for d in run["devices"] if d != "cpu"]
+    base = run["meta"].get("baseline", "cpu")
+    devs = [d for d in run["devices"] if d != base]
     fig, axes = plt.subplots(1, 2, figsize=(13, 5))
     ax = axes[0]
-    cpu = {f["name"]: f for f in run["devices"].get("cpu", {}).get("models", [])}
-    names = [f["name"] for f in run["devices"].get("cpu", {}).get("models", [])]
+    cpu = {f["name"]: f for f in run["devices"].get(base, {}).get("models", [])}
+    names = [f["name"] for f in run["devices"].get(base, {}).get("models", [])]
     width = 0.8 / max(len(devs), 1)
     for i, d in enumerate(devs):
         vals = []
@@ -162,7 +164,7 @@ def chart(run: Dict, path: str) -> None:
     ax.axvline(1.0, color="k", lw=0.8)
     ax.set_yticks([k + width * (len(devs) - 1) / 2 for k in range(len(names))])
     ax.set_yticklabels(names, fontsize=7)
-    ax.set_xlabel("throughput relative to PyTorch CPU (higher is better)")
+    ax.set_xlabel(f"throughput relative to {'PyTorch CPU' if base == 'cpu' else base} (higher is better)")
     ax.set_title("Models")
     ax.legend(fontsize=7)
     ax = axes[1]
