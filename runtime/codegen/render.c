@@ -72,6 +72,12 @@ static const char *scalar_arg_type(tocl_dtype t) { return t == TOCL_BOOL ? "ucha
 static void put_cast(tocl_text *t, int a, tocl_dtype from, tocl_dtype to) {
     if (to == TOCL_BOOL)
         tocl_text_put(t, "(v%d != 0)", a); /* NaN is true, as in C and PyTorch */
+    else if (tocl_dtype_is_float(from) && (to == TOCL_U8 || to == TOCL_I8 || to == TOCL_I16))
+        /* Through int, then an integer narrowing that wraps: what the CPU's
+         * cast does (x86 converts to 32 bits and keeps the low byte, so
+         * -1.0 -> uint8 is 255). convert_uchar of an out-of-range value is
+         * the driver's choice: NVIDIA's saturates (-1.0 -> 0). */
+        tocl_text_put(t, "(%s)convert_int(v%d)", compute_type(to), a);
     else if (tocl_dtype_is_float(from) && !tocl_dtype_is_float(to))
         tocl_text_put(t, "convert_%s(v%d)", compute_type(to), a); /* truncates like a C cast */
     else
