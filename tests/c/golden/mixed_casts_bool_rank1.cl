@@ -20,7 +20,7 @@ __kernel void tocl_ew(long n,
     float v1 = i1[x_i1];
     bool v2 = (s0 != 0);
     short v3 = (short)v0;
-    short v4 = convert_short(v1);
+    short v4 = (short)convert_int(v1);
     short v5 = (v3 + v4);
     bool v6 = (v5 != 0);
     bool v7 = (v6 * v2);
