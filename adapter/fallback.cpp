@@ -4,6 +4,16 @@
 // (raise, naming it) or silent. Per-op counts are kept for fallback_stats().
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/SparseCsrTensorImpl.h>
+#include <ATen/ops/_nnz_native.h>
+#include <ATen/ops/ccol_indices_native.h>
+#include <ATen/ops/col_indices_native.h>
+#include <ATen/ops/copy_native.h>
+#include <ATen/ops/crow_indices_native.h>
+#include <ATen/ops/dense_dim_native.h>
+#include <ATen/ops/row_indices_native.h>
+#include <ATen/ops/sparse_dim_native.h>
+#include <ATen/ops/values_native.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/util/Exception.h>
@@ -574,8 +584,99 @@ void fallback_reset_stats() {
   g_counts.clear();
 }
 
+namespace {
+
+// ---- sparse compressed tensors (CSR, CSC, BSR, BSC) on ocl ------------------
+//
+// Tensor.to("ocl") of a CPU sparse CSR tensor works (PyTorch builds it from
+// its index and value tensors), but no op has an ocl kernel for these
+// layouts. Their ops run on the CPU, counted and governed by the same policy
+// as dense fallbacks. Compressed tensors move by their parts, read from the
+// TensorImpl: moving them with Tensor.to would dispatch back here. An op
+// that writes into an argument is refused, not emulated.
+
+bool is_compressed(const at::Tensor& t) {
+  return t.defined() && (t.layout() == at::kSparseCsr || t.layout() == at::kSparseCsc ||
+                         t.layout() == at::kSparseBsr || t.layout() == at::kSparseBsc);
+}
+
+at::Tensor move(const at::Tensor& t, const c10::Device& to) {
+  if (!t.defined() || t.device() == to)
+    return t;
+  if (!is_compressed(t))
+    return t.to(to);
+  auto* impl = static_cast<at::SparseCsrTensorImpl*>(t.unsafeGetTensorImpl());
+  return at::_sparse_compressed_tensor_unsafe(impl->compressed_indices().to(to), impl->plain_indices().to(to),
+                                              impl->values().to(to), t.sizes(),
+                                              at::TensorOptions().dtype(t.scalar_type()).layout(t.layout()).device(to));
+}
+
+c10::IValue move_value(const c10::IValue& v, const c10::Device& to) {
+  if (v.isTensor())
+    return move(v.toTensor(), to);
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> l;
+    for (const at::Tensor& t : v.toTensorVector())
+      l.push_back(move(t, to));
+    return l;
+  }
+  if (v.isOptionalTensorList()) {
+    c10::List<std::optional<at::Tensor>> l;
+    for (const auto& t : v.toOptionalTensorVector())
+      l.push_back(t ? std::optional<at::Tensor>(move(*t, to)) : std::nullopt);
+    return l;
+  }
+  if (v.isDevice() && v.toDevice().type() == c10::DeviceType::PrivateUse1 && to.is_cpu())
+    return c10::Device(c10::kCPU);
+  return v;
+}
+
+void ocl_sparse_compressed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  std::string name = schema.name();
+  if (!schema.overload_name().empty())
+    name += "." + schema.overload_name();
+  for (const auto& a : schema.arguments())
+    TORCH_CHECK_NOT_IMPLEMENTED(!a.alias_info() || !a.alias_info()->isWrite(), "torch_ocl: '", name,
+                                "' writes into an argument, which is not supported for sparse compressed tensors on "
+                                "ocl (they have no ocl kernels); move them to the CPU first");
+  note_fallback(name);
+  const size_t nargs = schema.arguments().size();
+  const size_t begin = stack->size() - nargs;
+  std::vector<c10::IValue> dev_args(stack->begin() + begin, stack->end());
+  std::optional<c10::Device> target = target_device(dev_args);
+  for (size_t i = 0; i < nargs; i++)
+    (*stack)[begin + i] = move_value(dev_args[i], c10::Device(c10::kCPU));
+  op.callBoxed(stack);
+  if (!target)
+    return;
+  const size_t nret = schema.returns().size();
+  for (size_t r = stack->size() - nret; r < stack->size(); r++)
+    (*stack)[r] = move_value((*stack)[r], *target);
+}
+
+}  // namespace
+
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&ocl_cpu_fallback>());
+}
+
+// The layout's own accessors and copy_ (device-independent in ATen: they read
+// the TensorImpl's parts), so that Tensor.to and .cpu() move these tensors.
+TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
+  m.impl("crow_indices", TORCH_FN(at::native::crow_indices_sparse_csr));
+  m.impl("col_indices", TORCH_FN(at::native::col_indices_sparse_csr));
+  m.impl("ccol_indices", TORCH_FN(at::native::ccol_indices_sparse_csr));
+  m.impl("row_indices", TORCH_FN(at::native::row_indices_sparse_csr));
+  m.impl("values", TORCH_FN(at::native::values_sparse_csr));
+  m.impl("_nnz", TORCH_FN(at::native::_nnz_sparse_csr));
+  m.impl("sparse_dim", TORCH_FN(at::native::sparse_dim_sparse_csr));
+  m.impl("dense_dim", TORCH_FN(at::native::dense_dim_sparse_csr));
+  m.impl("copy_", TORCH_FN(at::native::copy_sparse_compressed_));
+}
+
+TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&ocl_sparse_compressed_fallback>());
 }
 
 }  // namespace torch_ocl
