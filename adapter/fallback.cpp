@@ -5,6 +5,13 @@
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/SparseCsrTensorImpl.h>
+#include <ATen/SparseTensorImpl.h>
+#include <ATen/ops/_coalesced_native.h>
+#include <ATen/ops/_indices_native.h>
+#include <ATen/ops/_sparse_coo_tensor_with_dims_and_tensors_native.h>
+#include <ATen/ops/_values_native.h>
+#include <ATen/ops/indices_native.h>
+#include <ATen/ops/is_coalesced_native.h>
 #include <ATen/ops/_nnz_native.h>
 #include <ATen/ops/ccol_indices_native.h>
 #include <ATen/ops/col_indices_native.h>
@@ -586,7 +593,7 @@ void fallback_reset_stats() {
 
 namespace {
 
-// ---- sparse compressed tensors (CSR, CSC, BSR, BSC) on ocl ------------------
+// ---- sparse tensors (COO, CSR, CSC, BSR, BSC) on ocl -------------------------
 //
 // Tensor.to("ocl") of a CPU sparse CSR tensor works (PyTorch builds it from
 // its index and value tensors), but no op has an ocl kernel for these
@@ -603,6 +610,12 @@ bool is_compressed(const at::Tensor& t) {
 at::Tensor move(const at::Tensor& t, const c10::Device& to) {
   if (!t.defined() || t.device() == to)
     return t;
+  if (t.layout() == at::kSparse) {
+    auto* impl = static_cast<at::SparseTensorImpl*>(t.unsafeGetTensorImpl());
+    return at::_sparse_coo_tensor_unsafe(impl->indices().to(to), impl->values().to(to), t.sizes(),
+                                         at::TensorOptions().dtype(t.scalar_type()).layout(at::kSparse).device(to),
+                                         impl->coalesced());
+  }
   if (!is_compressed(t))
     return t.to(to);
   auto* impl = static_cast<at::SparseCsrTensorImpl*>(t.unsafeGetTensorImpl());
@@ -631,15 +644,15 @@ c10::IValue move_value(const c10::IValue& v, const c10::Device& to) {
   return v;
 }
 
-void ocl_sparse_compressed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+void ocl_sparse_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   std::string name = schema.name();
   if (!schema.overload_name().empty())
     name += "." + schema.overload_name();
   for (const auto& a : schema.arguments())
     TORCH_CHECK_NOT_IMPLEMENTED(!a.alias_info() || !a.alias_info()->isWrite(), "torch_ocl: '", name,
-                                "' writes into an argument, which is not supported for sparse compressed tensors on "
-                                "ocl (they have no ocl kernels); move them to the CPU first");
+                                "' writes into an argument, which is not supported for sparse tensors on ocl (they "
+                                "have no ocl kernels); move them to the CPU first");
   note_fallback(name);
   const size_t nargs = schema.arguments().size();
   const size_t begin = stack->size() - nargs;
@@ -676,7 +689,27 @@ TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
 }
 
 TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&ocl_sparse_compressed_fallback>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&ocl_sparse_fallback>());
+}
+
+// COO tensors the same way: the factory PyTorch's Tensor.to and to_sparse
+// end in, the parts' accessors, copy_, and the CPU fallback for the rest.
+TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
+  m.impl("_sparse_coo_tensor_with_dims_and_tensors", TORCH_FN(at::native::new_with_dims_and_tensor_sparse_symint));
+  m.impl("_indices", TORCH_FN(at::native::_indices_sparse));
+  m.impl("_values", TORCH_FN(at::native::_values_sparse));
+  m.impl("indices", TORCH_FN(at::native::indices_sparse));
+  m.impl("values", TORCH_FN(at::native::values_sparse));
+  m.impl("_nnz", TORCH_FN(at::native::_nnz_sparse));
+  m.impl("sparse_dim", TORCH_FN(at::native::sparse_dim_sparse));
+  m.impl("dense_dim", TORCH_FN(at::native::dense_dim_sparse));
+  m.impl("is_coalesced", TORCH_FN(at::native::is_coalesced_sparse));
+  m.impl("_coalesced_", TORCH_FN(at::native::_coalesced_sparse_));
+  m.impl("copy_", TORCH_FN(at::native::copy_sparse_wrapper_));
+}
+
+TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&ocl_sparse_fallback>());
 }
 
 }  // namespace torch_ocl

@@ -1,6 +1,7 @@
-"""Sparse compressed tensors (CSR, CSC, BSR, BSC) on ocl: made by Tensor.to,
-moved back by .cpu(), their parts read on ocl, and their ops run on the CPU
-through the counted fallback (no ocl kernels for these layouts yet)."""
+"""Sparse tensors (COO, CSR, CSC, BSR, BSC) on ocl: made by Tensor.to or
+to_sparse, moved back by .cpu(), their parts read on ocl, and their ops run
+on the CPU through the counted fallback (no ocl kernels for these layouts
+yet)."""
 
 import warnings
 
@@ -69,3 +70,20 @@ def test_policy_error_forbids_and_writes_are_refused():
         o.zero_()
     # the tensor is intact after the refused write
     torch.testing.assert_close(o.cpu().to_dense(), _sparse(torch.sparse_csr).to_dense(), rtol=0, atol=0)
+
+
+def test_coo_round_trip_to_sparse_and_ops():
+    d = torch.tensor([[0.0, 1.5, 0.0], [-2.0, 0.0, 3.0]])
+    s = d.to_sparse()
+    o = s.to(OCL)
+    assert o.layout == torch.sparse_coo and o.device.type == "ocl"
+    assert o._indices().device.type == "ocl" and o._values().device.type == "ocl" and o._nnz() == 3
+    torch.testing.assert_close(o.cpu().to_dense(), d, rtol=0, atol=0)
+    assert not torch_ocl.fallback_stats()
+    # to_sparse of a dense ocl tensor (through the fallback), in both forms
+    for got in (d.to(OCL).to_sparse(), d.to(OCL).to_sparse(1)):
+        assert got.layout == torch.sparse_coo and got.device.type == "ocl"
+        torch.testing.assert_close(got.cpu().to_dense(), d, rtol=0, atol=0)
+    y = torch.randn(3, 4)
+    torch.testing.assert_close(torch.sparse.mm(o, y.to(OCL)).cpu(), torch.sparse.mm(s, y))
+    torch.testing.assert_close((o + o).cpu().to_dense(), 2 * d)
