@@ -49,6 +49,48 @@ __kernel void conv_im2col(__global const CV_BITS *x, __global CV_BITS *col, tocl
         dst[o2] = 0;
 }
 
+/* conv_im2col into the GEMM's packed layout of B (conv_params.h), so that
+ * the product reads it without a packing pass. Same work-items as
+ * conv_im2col (one innermost row of one (n, r)); the writes walk panels of
+ * W positions. The work-item of the last row also zeroes the padding
+ * positions L .. round_up(L, W). */
+__kernel void conv_im2col_packed(__global const CV_BITS *x, __global CV_BITS *col, tocl_conv_params p)
+{
+    long i = get_global_id(0);
+    long yrows = p.y0 * p.y1, rows = p.C * p.kvol;
+    if (i >= p.N * rows * yrows)
+        return;
+    long yy = i % yrows, t = i / yrows;
+    long r = t % rows, n = t / rows;
+    long o0 = yy / p.y1, o1 = yy % p.y1;
+    long c = r / p.kvol, j = r % p.kvol;
+    long j2 = j % p.k2, j1 = (j / p.k2) % p.k1, j0 = j / (p.k1 * p.k2);
+    long i0 = o0 * p.s0 - p.p0 + j0 * p.d0, i1 = o1 * p.s1 - p.p1 + j1 * p.d1;
+    long W = p.pw, RW = rows * W, q = yy * p.y2;
+    long w = q % W;
+    __global CV_BITS *dst = col + p.col_off + n * p.col_sn + (q / W) * RW + r * W + w;
+    long lo = 0, hi = 0, off = 0;
+    __global const CV_BITS *src = x;
+    if (i0 >= 0 && i0 < p.x0 && i1 >= 0 && i1 < p.x1) {
+        off = j2 * p.d2 - p.p2;
+        lo = off >= 0 ? 0 : (-off + p.s2 - 1) / p.s2;
+        hi = p.x2 - off <= 0 ? 0 : (p.x2 - off + p.s2 - 1) / p.s2;
+        lo = min(lo, p.y2), hi = clamp(hi, lo, p.y2);
+        src = x + p.x_off + (((n * p.C + c) * p.x0 + i0) * p.x1 + i1) * p.x2 + off;
+    }
+    long end = p.y2;
+    if (yy == yrows - 1) /* up to the end of the last panel */
+        end += (W - (p.L % W)) % W;
+    for (long o2 = 0; o2 < end; o2++) {
+        dst[0] = o2 >= lo && o2 < hi ? src[o2 * p.s2] : (CV_BITS)0;
+        dst++;
+        if (++w == W) {
+            w = 0;
+            dst += RW - W;
+        }
+    }
+}
+
 /* Does kernel tap t = position + pad - offset * dilation land on a y
  * position (*q) along a dim of stride s and size n? */
 inline bool cv_tap(long t, long s, long n, long *q)
