@@ -91,6 +91,62 @@ __kernel void conv_im2col_packed(__global const CV_BITS *x, __global CV_BITS *co
     }
 }
 
+/* Forward convolution where every group has one x channel (depthwise,
+ * with any channel multiplier cyg; also a single-channel input), without
+ * im2col or GEMM: K = kvol per output is too thin for a product. One
+ * work-item per y row (n, o, o0, o1); the row is summed in chunks of
+ * DW_CHUNK positions, tap after tap, in loops along the row. */
+#define DW_CHUNK 64
+__kernel void conv_depthwise(__global const X_T *x, __global const X_T *w, __global const X_T *bias,
+                             __global X_T *y, tocl_conv_params p)
+{
+    long i = get_global_id(0);
+    long yrows = p.y0 * p.y1;
+    if (i >= p.N * p.cy * yrows)
+        return;
+    long yy = i % yrows, t = i / yrows; /* t = n * cy + o */
+    long o = t % p.cy, n = t / p.cy;
+    long o0 = yy / p.y1, o1 = yy % p.y1;
+    long c = o / p.cyg; /* the group's x channel */
+    __global const X_T *xc = x + p.x_off + (n * p.C + c) * p.xvol;
+    __global const X_T *wo = w + p.w_off + o * p.kvol;
+    long ybase = p.y_off + (t * yrows + yy) * p.y2;
+    acc_t b = p.has_bias ? LDX(bias, p.b_off + o) : (acc_t)0;
+    acc_t acc[DW_CHUNK];
+    for (long q0 = 0; q0 < p.y2; q0 += DW_CHUNK) {
+        int len = (int)min((long)DW_CHUNK, p.y2 - q0);
+        for (int q = 0; q < len; q++)
+            acc[q] = b;
+        for (long j0 = 0; j0 < p.k0; j0++) {
+            long i0 = o0 * p.s0 - p.p0 + j0 * p.d0;
+            if (i0 < 0 || i0 >= p.x0)
+                continue;
+            for (long j1 = 0; j1 < p.k1; j1++) {
+                long i1 = o1 * p.s1 - p.p1 + j1 * p.d1;
+                if (i1 < 0 || i1 >= p.x1)
+                    continue;
+                __global const X_T *xr = xc + (i0 * p.x1 + i1) * p.x2;
+                for (long j2 = 0; j2 < p.k2; j2++) {
+                    acc_t wv = LDX(wo, (j0 * p.k1 + j1) * p.k2 + j2);
+                    /* position q0 + q reads x at (q0 + q) * s2 + off: inside for lo <= q < hi */
+                    long off = j2 * p.d2 - p.p2 + q0 * p.s2;
+                    long lo = off >= 0 ? 0 : (-off + p.s2 - 1) / p.s2;
+                    long hi = p.x2 - off <= 0 ? 0 : (p.x2 - off + p.s2 - 1) / p.s2;
+                    int qlo = (int)min(lo, (long)len), qhi = (int)clamp(hi, (long)qlo, (long)len);
+                    if (p.s2 == 1)
+                        for (int q = qlo; q < qhi; q++)
+                            acc[q] += wv * LDX(xr, off + q);
+                    else
+                        for (int q = qlo; q < qhi; q++)
+                            acc[q] += wv * LDX(xr, off + q * p.s2);
+                }
+            }
+        }
+        for (int q = 0; q < len; q++)
+            STX(y, ybase + q0 + q, acc[q]);
+    }
+}
+
 /* Does kernel tap t = position + pad - offset * dilation land on a y
  * position (*q) along a dim of stride s and size n? */
 inline bool cv_tap(long t, long s, long n, long *q)

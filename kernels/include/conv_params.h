@@ -37,6 +37,7 @@ typedef struct tocl_conv_params {
     tocl_cv_i64 col_off, col_sn, col_sr;/* column matrix, see above */
     tocl_cv_i64 b_off, has_bias;        /* bias[c] added by col2im */
     tocl_cv_i64 pw;                     /* conv_im2col_packed: panel width W */
+    tocl_cv_i64 cy, cyg, w_off, y_off;  /* conv_depthwise: y channels, per group; w and y offsets */
 } tocl_conv_params;
 
 #endif

@@ -35,6 +35,12 @@ static int conv_packed_enabled(void) {
     return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
 }
 
+/* TORCH_OCL_CONV_DEPTHWISE=0 sends depthwise forwards through im2col + GEMM. */
+static int conv_depthwise_enabled(void) {
+    const char *v = tocl_env("TORCH_OCL_CONV_DEPTHWISE");
+    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+}
+
 /* ------------------------------------------------------------ geometry */
 
 static int64_t vol3(const int64_t *s) { return s[0] * s[1] * s[2]; }
@@ -234,6 +240,16 @@ tocl_status tocl_conv_forward(int dev, int stream, const tocl_conv_desc *d, cons
         TOCL_TRY(conv_operand(dev, bias, dt, d->cy, "bias", &ob));
     if (d->batch * d->cy * g.L == 0)
         return TOCL_OK;
+    if (g.cxg == 1 && conv_depthwise_enabled()) { /* one x channel per group: direct */
+        tocl_conv_params p;
+        conv_params_init(&g, d->batch, d->cx, &p);
+        p.x_off = ox.off, p.cy = d->cy, p.cyg = g.cyg, p.w_off = ow.off, p.y_off = oy.off;
+        p.b_off = ob.off, p.has_bias = bias != NULL;
+        cl_mem bbuf = bias ? ob.buf : ow.buf; /* never read without bias */
+        tocl_ops_arg a[] = {{sizeof ox.buf, &ox.buf}, {sizeof ow.buf, &ow.buf}, {sizeof bbuf, &bbuf},
+                            {sizeof oy.buf, &oy.buf}, {sizeof p, &p}};
+        return conv_launch(dev, stream, dt, "conv_depthwise", d->batch * d->cy * g.y[0] * g.y[1], a, 5);
+    }
     size_t esz = tocl_dtype_size(dt);
     int pw = conv_pointwise(&g);
     /* CPU, one group, float32/float64: im2col writes the GEMM's packed
