@@ -81,13 +81,27 @@ __kernel void conv_im2col_packed(__global const CV_BITS *x, __global CV_BITS *co
     long end = p.y2;
     if (yy == yrows - 1) /* up to the end of the last panel */
         end += (W - (p.L % W)) % W;
-    for (long o2 = 0; o2 < end; o2++) {
-        dst[0] = o2 >= lo && o2 < hi ? src[o2 * p.s2] : (CV_BITS)0;
-        dst++;
-        if (++w == W) {
-            w = 0;
-            dst += RW - W;
-        }
+    /* runs of positions contiguous in col (up to a panel's end): zeros
+     * before lo, x for lo <= o2 < hi, zeros after */
+    for (long o2 = 0; o2 < end;) {
+        long e = min(end, o2 + (W - w));
+        long a = clamp(lo, o2, e), z = clamp(hi, a, e);
+        __global CV_BITS *d = dst - o2;
+        for (long q = o2; q < a; q++)
+            d[q] = 0;
+        if (p.s2 == 1)
+            for (long q = a; q < z; q++)
+                d[q] = src[q];
+        else
+            for (long q = a; q < z; q++)
+                d[q] = src[q * p.s2];
+        for (long q = z; q < e; q++)
+            d[q] = 0;
+        dst += e - o2;
+        w += e - o2;
+        if (w == W)
+            w = 0, dst += RW - W;
+        o2 = e;
     }
 }
 
