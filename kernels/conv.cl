@@ -206,3 +206,107 @@ __kernel void conv_col2im(__global const X_T *col, __global X_T *x, __global con
         STX(x, xbase + a2, s);
     }
 }
+
+/* Input gradient of conv_depthwise (one x channel per group): one
+ * work-item per x row (n, c, a0, a1), summed in chunks of DW_CHUNK
+ * positions over the group's y channels and the taps that reach it. */
+__kernel void conv_depthwise_bwd_data(__global const X_T *y, __global const X_T *w, __global const X_T *bias,
+                                      __global X_T *x, tocl_conv_params p)
+{
+    long i = get_global_id(0);
+    long xrows = p.x0 * p.x1;
+    if (i >= p.N * p.C * xrows)
+        return;
+    long xx = i % xrows, t = i / xrows; /* t = n * C + c */
+    long c = t % p.C, n = t / p.C;
+    long a0 = xx / p.x1, a1 = xx % p.x1;
+    long xbase = p.x_off + (t * xrows + xx) * p.x2;
+    acc_t b = p.has_bias ? LDX(bias, p.b_off + c) : (acc_t)0;
+    acc_t acc[DW_CHUNK];
+    for (long c0 = 0; c0 < p.x2; c0 += DW_CHUNK) {
+        int len = (int)min((long)DW_CHUNK, p.x2 - c0);
+        for (int q = 0; q < len; q++)
+            acc[q] = b;
+        for (long m = 0; m < p.cyg; m++) {
+            long o = c * p.cyg + m;
+            __global const X_T *yo = y + p.y_off + (n * p.cy + o) * p.L;
+            __global const X_T *wo = w + p.w_off + o * p.kvol;
+            for (long j0 = 0; j0 < p.k0; j0++) {
+                long q0, q1;
+                if (!cv_tap(a0 + p.p0 - j0 * p.d0, p.s0, p.y0, &q0))
+                    continue;
+                for (long j1 = 0; j1 < p.k1; j1++) {
+                    if (!cv_tap(a1 + p.p1 - j1 * p.d1, p.s1, p.y1, &q1))
+                        continue;
+                    __global const X_T *yr = yo + (q0 * p.y1 + q1) * p.y2;
+                    for (long j2 = 0; j2 < p.k2; j2++) {
+                        acc_t wv = LDX(wo, (j0 * p.k1 + j1) * p.k2 + j2);
+                        /* position c0 + q takes y at (c0 + q + p2 - j2 * d2) / s2 where that divides */
+                        long t0 = c0 + p.p2 - j2 * p.d2;
+                        if (p.s2 == 1) {
+                            int lo = (int)clamp(-t0, 0L, (long)len), hi = (int)clamp(p.y2 - t0, (long)lo, (long)len);
+                            for (int q = lo; q < hi; q++)
+                                acc[q] += wv * LDX(yr, t0 + q);
+                        } else {
+                            long first = t0 >= 0 ? (p.s2 - t0 % p.s2) % p.s2 : -t0;
+                            for (long q = first; q < len; q += p.s2) {
+                                long q2 = (t0 + q) / p.s2;
+                                if (q2 >= p.y2)
+                                    break;
+                                acc[q] += wv * LDX(yr, q2);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (int q = 0; q < len; q++)
+            STX(x, xbase + c0 + q, acc[q]);
+    }
+}
+
+/* Weight gradient of conv_depthwise: one work-item per weight (o, tap),
+ * summing y * x over the batch and every y position, in four partial sums. */
+__kernel void conv_depthwise_bwd_weight(__global const X_T *x, __global const X_T *y, __global X_T *gw,
+                                        tocl_conv_params p)
+{
+    long i = get_global_id(0);
+    if (i >= p.cy * p.kvol)
+        return;
+    long o = i / p.kvol, j = i % p.kvol;
+    long j2 = j % p.k2, j1 = (j / p.k2) % p.k1, j0 = j / (p.k1 * p.k2);
+    long c = o / p.cyg;
+    long off = j2 * p.d2 - p.p2;
+    long lo = off >= 0 ? 0 : (-off + p.s2 - 1) / p.s2;
+    long hi = p.x2 - off <= 0 ? 0 : (p.x2 - off + p.s2 - 1) / p.s2;
+    lo = min(lo, p.y2), hi = clamp(hi, lo, p.y2);
+    acc_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (long n = 0; n < p.N; n++)
+        for (long o0 = 0; o0 < p.y0; o0++) {
+            long i0 = o0 * p.s0 - p.p0 + j0 * p.d0;
+            if (i0 < 0 || i0 >= p.x0)
+                continue;
+            for (long o1 = 0; o1 < p.y1; o1++) {
+                long i1 = o1 * p.s1 - p.p1 + j1 * p.d1;
+                if (i1 < 0 || i1 >= p.x1)
+                    continue;
+                __global const X_T *yr = y + p.y_off + (((n * p.cy + o) * p.y0 + o0) * p.y1 + o1) * p.y2;
+                __global const X_T *xr = x + p.x_off + (((n * p.C + c) * p.x0 + i0) * p.x1 + i1) * p.x2 + off;
+                long q = lo;
+                if (p.s2 == 1) {
+                    for (; q + 4 <= hi; q += 4) {
+                        s0 += LDX(yr, q) * LDX(xr, q);
+                        s1 += LDX(yr, q + 1) * LDX(xr, q + 1);
+                        s2 += LDX(yr, q + 2) * LDX(xr, q + 2);
+                        s3 += LDX(yr, q + 3) * LDX(xr, q + 3);
+                    }
+                    for (; q < hi; q++)
+                        s0 += LDX(yr, q) * LDX(xr, q);
+                } else {
+                    for (; q < hi; q++)
+                        s0 += LDX(yr, q) * LDX(xr, q * p.s2);
+                }
+            }
+        }
+    STX(gw, p.w_off + i, (s0 + s1) + (s2 + s3));
+}

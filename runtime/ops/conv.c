@@ -35,7 +35,8 @@ static int conv_packed_enabled(void) {
     return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
 }
 
-/* TORCH_OCL_CONV_DEPTHWISE=0 sends depthwise forwards through im2col + GEMM. */
+/* TORCH_OCL_CONV_DEPTHWISE=0 sends depthwise convolutions (forward and
+ * both gradients) through im2col + GEMM. */
 static int conv_depthwise_enabled(void) {
     const char *v = tocl_env("TORCH_OCL_CONV_DEPTHWISE");
     return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
@@ -335,6 +336,16 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
         TOCL_TRY(conv_operand(dev, bias, dt, d->cx, "bias", &ob));
     if (d->batch * d->cx * g.xvol == 0)
         return TOCL_OK;
+    if (g.cxg == 1 && conv_depthwise_enabled()) { /* one x channel per group: direct */
+        tocl_conv_params p;
+        conv_params_init(&g, d->batch, d->cx, &p);
+        p.x_off = ox.off, p.cy = d->cy, p.cyg = g.cyg, p.w_off = ow.off, p.y_off = oy.off;
+        p.b_off = ob.off, p.has_bias = bias != NULL;
+        cl_mem bbuf = bias ? ob.buf : ow.buf; /* never read without bias */
+        tocl_ops_arg a[] = {{sizeof oy.buf, &oy.buf}, {sizeof ow.buf, &ow.buf}, {sizeof bbuf, &bbuf},
+                            {sizeof ox.buf, &ox.buf}, {sizeof p, &p}};
+        return conv_launch(dev, stream, dt, "conv_depthwise_bwd_data", d->batch * d->cx * g.x[0] * g.x[1], a, 5);
+    }
     size_t esz = tocl_dtype_size(dt);
     int pw = conv_pointwise(&g);
     int64_t colsz = d->cx * g.kvol * g.L, nb = pw ? d->batch : conv_chunk(d->batch, colsz, esz);
@@ -385,6 +396,14 @@ tocl_status tocl_conv_backward_weight(int dev, int stream, const tocl_conv_desc 
     TOCL_TRY(conv_operand(dev, gw, dt, d->cy * g.Kg, "grad_weight", &ow));
     if (d->cy * g.Kg == 0)
         return TOCL_OK;
+    if (g.cxg == 1 && conv_depthwise_enabled()) { /* one x channel per group: direct */
+        tocl_conv_params p;
+        conv_params_init(&g, d->batch, d->cx, &p);
+        p.x_off = ox.off, p.cy = d->cy, p.cyg = g.cyg, p.w_off = ow.off, p.y_off = oy.off;
+        tocl_ops_arg a[] = {{sizeof ox.buf, &ox.buf}, {sizeof oy.buf, &oy.buf}, {sizeof ow.buf, &ow.buf},
+                            {sizeof p, &p}};
+        return conv_launch(dev, stream, dt, "conv_depthwise_bwd_weight", d->cy * g.kvol, a, 4);
+    }
     size_t esz = tocl_dtype_size(dt);
     /* Per chunk: colT [cx * kvol, nc, L] and yT [cy, nc, L], so that a
      * group's depth (n, q) is one contiguous run of nc * L elements. */
