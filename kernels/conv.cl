@@ -12,6 +12,8 @@
 #include "conv_params.h"
 #include "nn_params.h"
 
+#define CV_CHUNK 64 /* positions a work-item sums at once (col2im, depthwise) */
+
 __kernel void conv_im2col(__global const CV_BITS *x, __global CV_BITS *col, tocl_conv_params p)
 {
     long i = get_global_id(0);
@@ -109,8 +111,7 @@ __kernel void conv_im2col_packed(__global const CV_BITS *x, __global CV_BITS *co
  * with any channel multiplier cyg; also a single-channel input), without
  * im2col or GEMM: K = kvol per output is too thin for a product. One
  * work-item per y row (n, o, o0, o1); the row is summed in chunks of
- * DW_CHUNK positions, tap after tap, in loops along the row. */
-#define DW_CHUNK 64
+ * CV_CHUNK positions, tap after tap, in loops along the row. */
 __kernel void conv_depthwise(__global const X_T *x, __global const X_T *w, __global const X_T *bias,
                              __global X_T *y, tocl_conv_params p)
 {
@@ -126,9 +127,9 @@ __kernel void conv_depthwise(__global const X_T *x, __global const X_T *w, __glo
     __global const X_T *wo = w + p.w_off + o * p.kvol;
     long ybase = p.y_off + (t * yrows + yy) * p.y2;
     acc_t b = p.has_bias ? LDX(bias, p.b_off + o) : (acc_t)0;
-    acc_t acc[DW_CHUNK];
-    for (long q0 = 0; q0 < p.y2; q0 += DW_CHUNK) {
-        int len = (int)min((long)DW_CHUNK, p.y2 - q0);
+    acc_t acc[CV_CHUNK];
+    for (long q0 = 0; q0 < p.y2; q0 += CV_CHUNK) {
+        int len = (int)min((long)CV_CHUNK, p.y2 - q0);
         for (int q = 0; q < len; q++)
             acc[q] = b;
         for (long j0 = 0; j0 < p.k0; j0++) {
@@ -188,27 +189,45 @@ __kernel void conv_col2im(__global const X_T *col, __global X_T *x, __global con
     acc_t b = p.has_bias ? LDX(bias, p.b_off + c) : (acc_t)0;
     long cbase = p.col_off + n * p.col_sn + c * p.kvol * p.col_sr;
     long xbase = p.x_off + (t * xrows + xx) * p.x2;
-    for (long a2 = 0; a2 < p.x2; a2++) {
-        acc_t s = b;
+    /* the row in chunks of CV_CHUNK positions, tap after tap: along the
+     * last dim the positions a tap reaches are a run (stride 1) or every
+     * s2-th one, so no per-element division or test */
+    acc_t acc[CV_CHUNK];
+    for (long c0 = 0; c0 < p.x2; c0 += CV_CHUNK) {
+        int len = (int)min((long)CV_CHUNK, p.x2 - c0);
+        for (int q = 0; q < len; q++)
+            acc[q] = b;
         for (long j0 = 0; j0 < p.k0; j0++) {
-            long q0, q1, q2;
+            long q0, q1;
             if (!cv_tap(a0 + p.p0 - j0 * p.d0, p.s0, p.y0, &q0))
                 continue;
             for (long j1 = 0; j1 < p.k1; j1++) {
                 if (!cv_tap(a1 + p.p1 - j1 * p.d1, p.s1, p.y1, &q1))
                     continue;
-                long row = cbase + (j0 * p.k1 + j1) * p.k2 * p.col_sr, pos = (q0 * p.y1 + q1) * p.y2;
-                for (long j2 = 0; j2 < p.k2; j2++)
-                    if (cv_tap(a2 + p.p2 - j2 * p.d2, p.s2, p.y2, &q2))
-                        s += LDX(col, row + j2 * p.col_sr + pos + q2);
+                long row = cbase + (j0 * p.k1 + j1) * p.k2 * p.col_sr + (q0 * p.y1 + q1) * p.y2;
+                for (long j2 = 0; j2 < p.k2; j2++) {
+                    __global const X_T *cr = col + row + j2 * p.col_sr;
+                    /* position c0 + q takes q2 = (c0 + q + p2 - j2 * d2) / s2 where that divides */
+                    long t0 = c0 + p.p2 - j2 * p.d2;
+                    if (p.s2 == 1) {
+                        int lo = (int)clamp(-t0, 0L, (long)len), hi = (int)clamp(p.y2 - t0, (long)lo, (long)len);
+                        for (int q = lo; q < hi; q++)
+                            acc[q] += LDX(cr, t0 + q);
+                    } else {
+                        long first = t0 >= 0 ? (p.s2 - t0 % p.s2) % p.s2 : -t0;
+                        for (long q = first, q2 = (t0 + first) / p.s2; q < len && q2 < p.y2; q += p.s2, q2++)
+                            acc[q] += LDX(cr, q2);
+                    }
+                }
             }
         }
-        STX(x, xbase + a2, s);
+        for (int q = 0; q < len; q++)
+            STX(x, xbase + c0 + q, acc[q]);
     }
 }
 
 /* Input gradient of conv_depthwise (one x channel per group): one
- * work-item per x row (n, c, a0, a1), summed in chunks of DW_CHUNK
+ * work-item per x row (n, c, a0, a1), summed in chunks of CV_CHUNK
  * positions over the group's y channels and the taps that reach it. */
 __kernel void conv_depthwise_bwd_data(__global const X_T *y, __global const X_T *w, __global const X_T *bias,
                                       __global X_T *x, tocl_conv_params p)
@@ -222,9 +241,9 @@ __kernel void conv_depthwise_bwd_data(__global const X_T *y, __global const X_T 
     long a0 = xx / p.x1, a1 = xx % p.x1;
     long xbase = p.x_off + (t * xrows + xx) * p.x2;
     acc_t b = p.has_bias ? LDX(bias, p.b_off + c) : (acc_t)0;
-    acc_t acc[DW_CHUNK];
-    for (long c0 = 0; c0 < p.x2; c0 += DW_CHUNK) {
-        int len = (int)min((long)DW_CHUNK, p.x2 - c0);
+    acc_t acc[CV_CHUNK];
+    for (long c0 = 0; c0 < p.x2; c0 += CV_CHUNK) {
+        int len = (int)min((long)CV_CHUNK, p.x2 - c0);
         for (int q = 0; q < len; q++)
             acc[q] = b;
         for (long m = 0; m < p.cyg; m++) {
