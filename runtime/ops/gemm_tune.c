@@ -80,7 +80,9 @@ static int candidates(int dev, tocl_dtype acc, tocl_gemm_config *out) {
     if (cpu) {
         /* Narrow: a native width of 8 or 4 floats (4 or 2 doubles). 16
          * floats (AVX-512), or a width the driver does not report, keeps
-         * the wide block. */
+         * the wide block. PoCL's CPU driver reports the host's vector
+         * bytes / element size: 64 with avx512f, 32 with AVX, 16 with SSE
+         * or NEON (cpu_setup_vector_widths, PoCL 3.1). */
         int w = native_width(dev, acc);
         if (w >= 2 && w <= (f64 ? 4 : 8) && (w & (w - 1)) == 0) {
             const int64_t(*tiles)[3] = f64 ? narrow_f64_tiles : narrow_f32_tiles;
