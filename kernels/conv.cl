@@ -12,6 +12,8 @@
 #include "conv_params.h"
 #include "nn_params.h"
 
+#define CV_CHUNK 64 /* positions a work-item sums at once (col2im, depthwise) */
+
 __kernel void conv_im2col(__global const CV_BITS *x, __global CV_BITS *col, tocl_conv_params p)
 {
     long i = get_global_id(0);
@@ -49,6 +51,117 @@ __kernel void conv_im2col(__global const CV_BITS *x, __global CV_BITS *col, tocl
         dst[o2] = 0;
 }
 
+/* conv_im2col into the GEMM's packed layout of B (conv_params.h), so that
+ * the product reads it without a packing pass. Same work-items as
+ * conv_im2col (one innermost row of one (n, r)); the writes walk panels of
+ * W positions. The work-item of the last row also zeroes the padding
+ * positions L .. round_up(L, W). */
+__kernel void conv_im2col_packed(__global const CV_BITS *x, __global CV_BITS *col, tocl_conv_params p)
+{
+    long i = get_global_id(0);
+    long yrows = p.y0 * p.y1, rows = p.C * p.kvol;
+    if (i >= p.N * rows * yrows)
+        return;
+    long yy = i % yrows, t = i / yrows;
+    long r = t % rows, n = t / rows;
+    long o0 = yy / p.y1, o1 = yy % p.y1;
+    long c = r / p.kvol, j = r % p.kvol;
+    long j2 = j % p.k2, j1 = (j / p.k2) % p.k1, j0 = j / (p.k1 * p.k2);
+    long i0 = o0 * p.s0 - p.p0 + j0 * p.d0, i1 = o1 * p.s1 - p.p1 + j1 * p.d1;
+    long W = p.pw, RW = rows * W, q = yy * p.y2;
+    long w = q % W;
+    __global CV_BITS *dst = col + p.col_off + n * p.col_sn + (q / W) * RW + r * W + w;
+    long lo = 0, hi = 0, off = 0;
+    __global const CV_BITS *src = x;
+    if (i0 >= 0 && i0 < p.x0 && i1 >= 0 && i1 < p.x1) {
+        off = j2 * p.d2 - p.p2;
+        lo = off >= 0 ? 0 : (-off + p.s2 - 1) / p.s2;
+        hi = p.x2 - off <= 0 ? 0 : (p.x2 - off + p.s2 - 1) / p.s2;
+        lo = min(lo, p.y2), hi = clamp(hi, lo, p.y2);
+        src = x + p.x_off + (((n * p.C + c) * p.x0 + i0) * p.x1 + i1) * p.x2 + off;
+    }
+    long end = p.y2;
+    if (yy == yrows - 1) /* up to the end of the last panel */
+        end += (W - (p.L % W)) % W;
+    /* runs of positions contiguous in col (up to a panel's end): zeros
+     * before lo, x for lo <= o2 < hi, zeros after */
+    for (long o2 = 0; o2 < end;) {
+        long e = min(end, o2 + (W - w));
+        long a = clamp(lo, o2, e), z = clamp(hi, a, e);
+        __global CV_BITS *d = dst - o2;
+        for (long q = o2; q < a; q++)
+            d[q] = 0;
+        if (p.s2 == 1)
+            for (long q = a; q < z; q++)
+                d[q] = src[q];
+        else
+            for (long q = a; q < z; q++)
+                d[q] = src[q * p.s2];
+        for (long q = z; q < e; q++)
+            d[q] = 0;
+        dst += e - o2;
+        w += e - o2;
+        if (w == W)
+            w = 0, dst += RW - W;
+        o2 = e;
+    }
+}
+
+/* Forward convolution where every group has one x channel (depthwise,
+ * with any channel multiplier cyg; also a single-channel input), without
+ * im2col or GEMM: K = kvol per output is too thin for a product. One
+ * work-item per y row (n, o, o0, o1); the row is summed in chunks of
+ * CV_CHUNK positions, tap after tap, in loops along the row. */
+__kernel void conv_depthwise(__global const X_T *x, __global const X_T *w, __global const X_T *bias,
+                             __global X_T *y, tocl_conv_params p)
+{
+    long i = get_global_id(0);
+    long yrows = p.y0 * p.y1;
+    if (i >= p.N * p.cy * yrows)
+        return;
+    long yy = i % yrows, t = i / yrows; /* t = n * cy + o */
+    long o = t % p.cy, n = t / p.cy;
+    long o0 = yy / p.y1, o1 = yy % p.y1;
+    long c = o / p.cyg; /* the group's x channel */
+    __global const X_T *xc = x + p.x_off + (n * p.C + c) * p.xvol;
+    __global const X_T *wo = w + p.w_off + o * p.kvol;
+    long ybase = p.y_off + (t * yrows + yy) * p.y2;
+    acc_t b = p.has_bias ? LDX(bias, p.b_off + o) : (acc_t)0;
+    acc_t acc[CV_CHUNK];
+    for (long q0 = 0; q0 < p.y2; q0 += CV_CHUNK) {
+        int len = (int)min((long)CV_CHUNK, p.y2 - q0);
+        for (int q = 0; q < len; q++)
+            acc[q] = b;
+        for (long j0 = 0; j0 < p.k0; j0++) {
+            long i0 = o0 * p.s0 - p.p0 + j0 * p.d0;
+            if (i0 < 0 || i0 >= p.x0)
+                continue;
+            for (long j1 = 0; j1 < p.k1; j1++) {
+                long i1 = o1 * p.s1 - p.p1 + j1 * p.d1;
+                if (i1 < 0 || i1 >= p.x1)
+                    continue;
+                __global const X_T *xr = xc + (i0 * p.x1 + i1) * p.x2;
+                for (long j2 = 0; j2 < p.k2; j2++) {
+                    acc_t wv = LDX(wo, (j0 * p.k1 + j1) * p.k2 + j2);
+                    /* position q0 + q reads x at (q0 + q) * s2 + off: inside for lo <= q < hi */
+                    long off = j2 * p.d2 - p.p2 + q0 * p.s2;
+                    long lo = off >= 0 ? 0 : (-off + p.s2 - 1) / p.s2;
+                    long hi = p.x2 - off <= 0 ? 0 : (p.x2 - off + p.s2 - 1) / p.s2;
+                    int qlo = (int)min(lo, (long)len), qhi = (int)clamp(hi, (long)qlo, (long)len);
+                    if (p.s2 == 1)
+                        for (int q = qlo; q < qhi; q++)
+                            acc[q] += wv * LDX(xr, off + q);
+                    else
+                        for (int q = qlo; q < qhi; q++)
+                            acc[q] += wv * LDX(xr, off + q * p.s2);
+                }
+            }
+        }
+        for (int q = 0; q < len; q++)
+            STX(y, ybase + q0 + q, acc[q]);
+    }
+}
+
 /* Does kernel tap t = position + pad - offset * dilation land on a y
  * position (*q) along a dim of stride s and size n? */
 inline bool cv_tap(long t, long s, long n, long *q)
@@ -76,21 +189,143 @@ __kernel void conv_col2im(__global const X_T *col, __global X_T *x, __global con
     acc_t b = p.has_bias ? LDX(bias, p.b_off + c) : (acc_t)0;
     long cbase = p.col_off + n * p.col_sn + c * p.kvol * p.col_sr;
     long xbase = p.x_off + (t * xrows + xx) * p.x2;
-    for (long a2 = 0; a2 < p.x2; a2++) {
-        acc_t s = b;
+    /* the row in chunks of CV_CHUNK positions, tap after tap: along the
+     * last dim the positions a tap reaches are a run (stride 1) or every
+     * s2-th one, so no per-element division or test */
+    acc_t acc[CV_CHUNK];
+    for (long c0 = 0; c0 < p.x2; c0 += CV_CHUNK) {
+        int len = (int)min((long)CV_CHUNK, p.x2 - c0);
+        for (int q = 0; q < len; q++)
+            acc[q] = b;
         for (long j0 = 0; j0 < p.k0; j0++) {
-            long q0, q1, q2;
+            long q0, q1;
             if (!cv_tap(a0 + p.p0 - j0 * p.d0, p.s0, p.y0, &q0))
                 continue;
             for (long j1 = 0; j1 < p.k1; j1++) {
                 if (!cv_tap(a1 + p.p1 - j1 * p.d1, p.s1, p.y1, &q1))
                     continue;
-                long row = cbase + (j0 * p.k1 + j1) * p.k2 * p.col_sr, pos = (q0 * p.y1 + q1) * p.y2;
-                for (long j2 = 0; j2 < p.k2; j2++)
-                    if (cv_tap(a2 + p.p2 - j2 * p.d2, p.s2, p.y2, &q2))
-                        s += LDX(col, row + j2 * p.col_sr + pos + q2);
+                long row = cbase + (j0 * p.k1 + j1) * p.k2 * p.col_sr + (q0 * p.y1 + q1) * p.y2;
+                for (long j2 = 0; j2 < p.k2; j2++) {
+                    __global const X_T *cr = col + row + j2 * p.col_sr;
+                    /* position c0 + q takes q2 = (c0 + q + p2 - j2 * d2) / s2 where that divides */
+                    long t0 = c0 + p.p2 - j2 * p.d2;
+                    if (p.s2 == 1) {
+                        int lo = (int)clamp(-t0, 0L, (long)len), hi = (int)clamp(p.y2 - t0, (long)lo, (long)len);
+                        for (int q = lo; q < hi; q++)
+                            acc[q] += LDX(cr, t0 + q);
+                    } else {
+                        long first = t0 >= 0 ? (p.s2 - t0 % p.s2) % p.s2 : -t0;
+                        for (long q = first, q2 = (t0 + first) / p.s2; q < len && q2 < p.y2; q += p.s2, q2++)
+                            acc[q] += LDX(cr, q2);
+                    }
+                }
             }
         }
-        STX(x, xbase + a2, s);
+        for (int q = 0; q < len; q++)
+            STX(x, xbase + c0 + q, acc[q]);
     }
+}
+
+/* Input gradient of conv_depthwise (one x channel per group): one
+ * work-item per x row (n, c, a0, a1), summed in chunks of CV_CHUNK
+ * positions over the group's y channels and the taps that reach it. */
+__kernel void conv_depthwise_bwd_data(__global const X_T *y, __global const X_T *w, __global const X_T *bias,
+                                      __global X_T *x, tocl_conv_params p)
+{
+    long i = get_global_id(0);
+    long xrows = p.x0 * p.x1;
+    if (i >= p.N * p.C * xrows)
+        return;
+    long xx = i % xrows, t = i / xrows; /* t = n * C + c */
+    long c = t % p.C, n = t / p.C;
+    long a0 = xx / p.x1, a1 = xx % p.x1;
+    long xbase = p.x_off + (t * xrows + xx) * p.x2;
+    acc_t b = p.has_bias ? LDX(bias, p.b_off + c) : (acc_t)0;
+    acc_t acc[CV_CHUNK];
+    for (long c0 = 0; c0 < p.x2; c0 += CV_CHUNK) {
+        int len = (int)min((long)CV_CHUNK, p.x2 - c0);
+        for (int q = 0; q < len; q++)
+            acc[q] = b;
+        for (long m = 0; m < p.cyg; m++) {
+            long o = c * p.cyg + m;
+            __global const X_T *yo = y + p.y_off + (n * p.cy + o) * p.L;
+            __global const X_T *wo = w + p.w_off + o * p.kvol;
+            for (long j0 = 0; j0 < p.k0; j0++) {
+                long q0, q1;
+                if (!cv_tap(a0 + p.p0 - j0 * p.d0, p.s0, p.y0, &q0))
+                    continue;
+                for (long j1 = 0; j1 < p.k1; j1++) {
+                    if (!cv_tap(a1 + p.p1 - j1 * p.d1, p.s1, p.y1, &q1))
+                        continue;
+                    __global const X_T *yr = yo + (q0 * p.y1 + q1) * p.y2;
+                    for (long j2 = 0; j2 < p.k2; j2++) {
+                        acc_t wv = LDX(wo, (j0 * p.k1 + j1) * p.k2 + j2);
+                        /* position c0 + q takes y at (c0 + q + p2 - j2 * d2) / s2 where that divides */
+                        long t0 = c0 + p.p2 - j2 * p.d2;
+                        if (p.s2 == 1) {
+                            int lo = (int)clamp(-t0, 0L, (long)len), hi = (int)clamp(p.y2 - t0, (long)lo, (long)len);
+                            for (int q = lo; q < hi; q++)
+                                acc[q] += wv * LDX(yr, t0 + q);
+                        } else {
+                            long first = t0 >= 0 ? (p.s2 - t0 % p.s2) % p.s2 : -t0;
+                            for (long q = first; q < len; q += p.s2) {
+                                long q2 = (t0 + q) / p.s2;
+                                if (q2 >= p.y2)
+                                    break;
+                                acc[q] += wv * LDX(yr, q2);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (int q = 0; q < len; q++)
+            STX(x, xbase + c0 + q, acc[q]);
+    }
+}
+
+/* Weight gradient of conv_depthwise: one work-item per weight (o, tap),
+ * summing y * x over the batch and every y position, in four partial sums. */
+__kernel void conv_depthwise_bwd_weight(__global const X_T *x, __global const X_T *y, __global X_T *gw,
+                                        tocl_conv_params p)
+{
+    long i = get_global_id(0);
+    if (i >= p.cy * p.kvol)
+        return;
+    long o = i / p.kvol, j = i % p.kvol;
+    long j2 = j % p.k2, j1 = (j / p.k2) % p.k1, j0 = j / (p.k1 * p.k2);
+    long c = o / p.cyg;
+    long off = j2 * p.d2 - p.p2;
+    long lo = off >= 0 ? 0 : (-off + p.s2 - 1) / p.s2;
+    long hi = p.x2 - off <= 0 ? 0 : (p.x2 - off + p.s2 - 1) / p.s2;
+    lo = min(lo, p.y2), hi = clamp(hi, lo, p.y2);
+    acc_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (long n = 0; n < p.N; n++)
+        for (long o0 = 0; o0 < p.y0; o0++) {
+            long i0 = o0 * p.s0 - p.p0 + j0 * p.d0;
+            if (i0 < 0 || i0 >= p.x0)
+                continue;
+            for (long o1 = 0; o1 < p.y1; o1++) {
+                long i1 = o1 * p.s1 - p.p1 + j1 * p.d1;
+                if (i1 < 0 || i1 >= p.x1)
+                    continue;
+                __global const X_T *yr = y + p.y_off + (((n * p.cy + o) * p.y0 + o0) * p.y1 + o1) * p.y2;
+                __global const X_T *xr = x + p.x_off + (((n * p.C + c) * p.x0 + i0) * p.x1 + i1) * p.x2 + off;
+                long q = lo;
+                if (p.s2 == 1) {
+                    for (; q + 4 <= hi; q += 4) {
+                        s0 += LDX(yr, q) * LDX(xr, q);
+                        s1 += LDX(yr, q + 1) * LDX(xr, q + 1);
+                        s2 += LDX(yr, q + 2) * LDX(xr, q + 2);
+                        s3 += LDX(yr, q + 3) * LDX(xr, q + 3);
+                    }
+                    for (; q < hi; q++)
+                        s0 += LDX(yr, q) * LDX(xr, q);
+                } else {
+                    for (; q < hi; q++)
+                        s0 += LDX(yr, q) * LDX(xr, q * p.s2);
+                }
+            }
+        }
+    STX(gw, p.w_off + i, (s0 + s1) + (s2 + s3));
 }

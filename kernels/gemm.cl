@@ -122,10 +122,17 @@ inline void gemm_store(__global st_t *C, __global const st_t *D, __global const 
 /* ------------------------------------------------------------------ packing */
 
 /* One work-item per (k, panel, batch): W rows of column k of the operand
- * (rows past the end are zero). */
+ * (rows past the end are zero). Grid (k, panel, batch), or (panel, k,
+ * batch) with panel_fast. */
 __kernel void tocl_gemm_pack(__global const st_t *src, __global acc_t *dst, tocl_gemm_pack_params p)
 {
     long k = get_global_id(0), panel = get_global_id(1), b = get_global_id(2);
+    if (p.panel_fast) {
+        long t = k;
+        k = panel, panel = t;
+        if (panel * p.width >= p.rows)
+            return;
+    }
     if (k >= p.depth)
         return;
     long r0 = panel * p.width;

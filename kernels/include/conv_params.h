@@ -7,7 +7,13 @@
  * r = c * kvol + j, and one column per y position q (L = y volume):
  * col[n, r, q] lives at col_off + n * col_sn + r * col_sr + q. Both layouts
  * the host uses fit: [n, r, q] (forward) and [r, n, q] (weight gradient,
- * so that batch and positions form one GEMM depth). */
+ * so that batch and positions form one GEMM depth).
+ *
+ * conv_im2col_packed writes the same matrix straight in the GEMM's packed
+ * layout of B (gemm_params.h: rows of the packed operand are positions q,
+ * its depth is r): col[n, r, q] at col_off + n * col_sn + (q / W) * R * W +
+ * r * W + q % W with R = C * kvol rows and W = pw, and the positions from L
+ * up to the next multiple of W zero. */
 #ifndef TOCL_CONV_PARAMS_H
 #define TOCL_CONV_PARAMS_H
 
@@ -30,6 +36,8 @@ typedef struct tocl_conv_params {
     tocl_cv_i64 x_off;                  /* x element offset (x is [N, C, xvol] dense) */
     tocl_cv_i64 col_off, col_sn, col_sr;/* column matrix, see above */
     tocl_cv_i64 b_off, has_bias;        /* bias[c] added by col2im */
+    tocl_cv_i64 pw;                     /* conv_im2col_packed: panel width W */
+    tocl_cv_i64 cy, cyg, w_off, y_off;  /* conv_depthwise: y channels, per group; w and y offsets */
 } tocl_conv_params;
 
 #endif

@@ -43,13 +43,18 @@ typedef int32_t tocl_gp_i32;
 #define TOCL_GEMM_BIAS_COL 2 /* bias[m]: one value per row */
 #endif
 
-/* Copy one operand into the packed layout (one work-item per (k, panel, batch)). */
+/* Copy one operand into the packed layout (one work-item per (k, panel,
+ * batch)). The grid's fastest dimension walks the source's unit stride:
+ * k where the operand's rows are strided (A row-major), the panel where
+ * they are contiguous (B row-major), so that a work-group reads runs of
+ * memory instead of one short piece of each of 64 rows. */
 typedef struct tocl_gemm_pack_params {
     tocl_gp_i64 off;            /* source element offset */
     tocl_gp_i64 bs, rs, ks;     /* source strides: batch, row (m or n), depth (k) */
     tocl_gp_i64 rows, depth;    /* rows (M or N) and K */
     tocl_gp_i64 dst_off, dst_bs;/* workspace element offset and per-batch stride */
     tocl_gp_i64 width;          /* panel width W */
+    tocl_gp_i64 panel_fast;     /* grid (panel, k, batch) instead of (k, panel, batch) */
 } tocl_gemm_pack_params;
 
 typedef struct tocl_gemm_params {

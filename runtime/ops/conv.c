@@ -14,6 +14,7 @@
 #include "conv_params.h"
 #include "ops/nn_internal.h"
 #include "tocl/conv.h"
+#include "ops/gemm_internal.h"
 #include "tocl/gemm.h"
 
 /* Column workspace per chunk: large enough that a chunk's GEMM amortises
@@ -26,6 +27,19 @@ static int64_t conv_budget(void) {
     const char *v = tocl_env("TORCH_OCL_CONV_WORKSPACE");
     long long b = v ? atoll(v) : 0;
     return b > 0 ? (int64_t)b : CONV_COL_BUDGET;
+}
+
+/* TORCH_OCL_CONV_PACKED=0 turns the packed im2col off (comparisons, tests). */
+static int conv_packed_enabled(void) {
+    const char *v = tocl_env("TORCH_OCL_CONV_PACKED");
+    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+}
+
+/* TORCH_OCL_CONV_DEPTHWISE=0 sends depthwise convolutions (forward and
+ * both gradients) through im2col + GEMM. */
+static int conv_depthwise_enabled(void) {
+    const char *v = tocl_env("TORCH_OCL_CONV_DEPTHWISE");
+    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
 }
 
 /* ------------------------------------------------------------ geometry */
@@ -171,6 +185,13 @@ static tocl_status conv_col2im(int dev, int stream, tocl_dtype dt, cl_mem col, c
     return conv_launch(dev, stream, dt, "conv_col2im", p->N * p->C * p->x0 * p->x1, a, 4);
 }
 
+/* col[n, r, q] in the GEMM's packed layout of B (panel width p->pw). */
+static tocl_status conv_im2col_packed(int dev, int stream, tocl_dtype dt, cl_mem x, cl_mem col,
+                                      const tocl_conv_params *p) {
+    tocl_ops_arg a[] = {{sizeof x, &x}, {sizeof col, &col}, {sizeof *p, p}};
+    return conv_launch(dev, stream, dt, "conv_im2col_packed", p->N * p->C * p->kvol * p->y0 * p->y1, a, 3);
+}
+
 /* ------------------------------------------------------------ grouped GEMM */
 
 /* Strides of the operands A, B, C and bias over batch items (n) and groups (g). */
@@ -220,15 +241,61 @@ tocl_status tocl_conv_forward(int dev, int stream, const tocl_conv_desc *d, cons
         TOCL_TRY(conv_operand(dev, bias, dt, d->cy, "bias", &ob));
     if (d->batch * d->cy * g.L == 0)
         return TOCL_OK;
+    if (g.cxg == 1 && conv_depthwise_enabled()) { /* one x channel per group: direct */
+        tocl_conv_params p;
+        conv_params_init(&g, d->batch, d->cx, &p);
+        p.x_off = ox.off, p.cy = d->cy, p.cyg = g.cyg, p.w_off = ow.off, p.y_off = oy.off;
+        p.b_off = ob.off, p.has_bias = bias != NULL;
+        cl_mem bbuf = bias ? ob.buf : ow.buf; /* never read without bias */
+        tocl_ops_arg a[] = {{sizeof ox.buf, &ox.buf}, {sizeof ow.buf, &ow.buf}, {sizeof bbuf, &bbuf},
+                            {sizeof oy.buf, &oy.buf}, {sizeof p, &p}};
+        return conv_launch(dev, stream, dt, "conv_depthwise", d->batch * d->cy * g.y[0] * g.y[1], a, 5);
+    }
     size_t esz = tocl_dtype_size(dt);
     int pw = conv_pointwise(&g);
-    int64_t colsz = d->cx * g.kvol * g.L, nb = pw ? d->batch : conv_chunk(d->batch, colsz, esz);
+    /* CPU, one group, float32/float64: im2col writes the GEMM's packed
+     * layout itself (no column matrix, no packing pass). The register
+     * block, hence the panel width, is the same for every size on a CPU. */
+    tocl_gemm_config cfg;
+    int packed = !pw && d->groups == 1 && (dt == TOCL_F32 || dt == TOCL_F64) && conv_packed_enabled() &&
+                 tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU && g.Kg > 0;
+    int64_t W = 1;
+    if (packed) {
+        TOCL_TRY(tocl_gemm_pick_config(dev, stream, dt, d->batch, g.cyg, g.L, g.Kg, &cfg));
+        W = (int64_t)cfg.vw * cfg.nv;
+    }
+    int64_t colsz = packed ? (g.L + W - 1) / W * W * g.Kg : d->cx * g.kvol * g.L;
+    int64_t nb = pw ? d->batch : conv_chunk(d->batch, colsz, esz);
+    if (packed && nb < d->batch) { /* tiles for the chunk's batch */
+        TOCL_TRY(tocl_gemm_pick_config(dev, stream, dt, nb, g.cyg, g.L, g.Kg, &cfg));
+        if ((int64_t)cfg.vw * cfg.nv != W)
+            return tocl_fail(TOCL_E_INTERNAL, "conv_forward: the GEMM's panel width changed with the batch");
+    }
     conv_opnd col = {0};
     if (!pw)
         TOCL_TRY(conv_workspace(dev, stream, nb * colsz, esz, &col));
     tocl_status s = TOCL_OK;
     for (int64_t n0 = 0; n0 < d->batch && s == TOCL_OK; n0 += nb) {
         int64_t nc = d->batch - n0 < nb ? d->batch - n0 : nb;
+        if (packed) {
+            tocl_conv_params p;
+            conv_params_init(&g, nc, d->cx, &p);
+            p.x_off = ox.off + n0 * d->cx * g.xvol;
+            p.col_off = col.off, p.col_sn = colsz, p.pw = W;
+            s = conv_im2col_packed(dev, stream, dt, ox.buf, col.buf, &p);
+            tocl_gemm_desc m = tocl_gemm_desc_init(dt, g.cyg, g.L, g.Kg);
+            m.batch = nc;
+            m.a = (tocl_gemm_operand){ow.addr, 0, g.Kg, 1};
+            m.c = (tocl_gemm_operand){oy.addr + (tocl_addr)(n0 * d->cy * g.L) * esz, d->cy * g.L, g.L, 1};
+            if (bias) {
+                m.bias = (tocl_gemm_operand){ob.addr, 0, 0, 1};
+                m.bias_mode = TOCL_GEMM_BIAS_COL;
+            }
+            tocl_gemm_packed_b pb = {col.buf, col.off, colsz};
+            if (s == TOCL_OK)
+                s = tocl_gemm_run_packed_b(dev, stream, &m, &cfg, &pb);
+            continue;
+        }
         tocl_gemm_desc m = tocl_gemm_desc_init(dt, g.cyg, g.L, g.Kg);
         m.a = (tocl_gemm_operand){ow.addr, 0, g.Kg, 1};
         m.c = (tocl_gemm_operand){oy.addr + (tocl_addr)(n0 * d->cy * g.L) * esz, 0, g.L, 1};
@@ -269,6 +336,16 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
         TOCL_TRY(conv_operand(dev, bias, dt, d->cx, "bias", &ob));
     if (d->batch * d->cx * g.xvol == 0)
         return TOCL_OK;
+    if (g.cxg == 1 && conv_depthwise_enabled()) { /* one x channel per group: direct */
+        tocl_conv_params p;
+        conv_params_init(&g, d->batch, d->cx, &p);
+        p.x_off = ox.off, p.cy = d->cy, p.cyg = g.cyg, p.w_off = ow.off, p.y_off = oy.off;
+        p.b_off = ob.off, p.has_bias = bias != NULL;
+        cl_mem bbuf = bias ? ob.buf : ow.buf; /* never read without bias */
+        tocl_ops_arg a[] = {{sizeof oy.buf, &oy.buf}, {sizeof ow.buf, &ow.buf}, {sizeof bbuf, &bbuf},
+                            {sizeof ox.buf, &ox.buf}, {sizeof p, &p}};
+        return conv_launch(dev, stream, dt, "conv_depthwise_bwd_data", d->batch * d->cx * g.x[0] * g.x[1], a, 5);
+    }
     size_t esz = tocl_dtype_size(dt);
     int pw = conv_pointwise(&g);
     int64_t colsz = d->cx * g.kvol * g.L, nb = pw ? d->batch : conv_chunk(d->batch, colsz, esz);
@@ -319,6 +396,14 @@ tocl_status tocl_conv_backward_weight(int dev, int stream, const tocl_conv_desc 
     TOCL_TRY(conv_operand(dev, gw, dt, d->cy * g.Kg, "grad_weight", &ow));
     if (d->cy * g.Kg == 0)
         return TOCL_OK;
+    if (g.cxg == 1 && conv_depthwise_enabled()) { /* one x channel per group: direct */
+        tocl_conv_params p;
+        conv_params_init(&g, d->batch, d->cx, &p);
+        p.x_off = ox.off, p.cy = d->cy, p.cyg = g.cyg, p.w_off = ow.off, p.y_off = oy.off;
+        tocl_ops_arg a[] = {{sizeof ox.buf, &ox.buf}, {sizeof oy.buf, &oy.buf}, {sizeof ow.buf, &ow.buf},
+                            {sizeof p, &p}};
+        return conv_launch(dev, stream, dt, "conv_depthwise_bwd_weight", d->cy * g.kvol, a, 4);
+    }
     size_t esz = tocl_dtype_size(dt);
     /* Per chunk: colT [cx * kvol, nc, L] and yT [cy, nc, L], so that a
      * group's depth (n, q) is one contiguous run of nc * L elements. */

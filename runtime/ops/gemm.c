@@ -14,6 +14,7 @@
 #define GEMM_DIRECT_VOLUME (32 * 32 * 32)
 #define GEMM_DIRECT_THIN 8
 #define GEMM_PACK_LOCAL 64 /* one fixed local size: PoCL compiles per local size */
+#define GEMM_PACK_TILE 8   /* panel-fast packing: 8 panels x 8 k per work-group */
 #define GEMM_DIRECT_LOCAL 64
 #define GEMM_GPU_LOCAL 16
 
@@ -116,8 +117,8 @@ static tocl_status gemm_check(int dev, const tocl_gemm_desc *g) {
     return TOCL_OK;
 }
 
-tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gemm_path path,
-                               const tocl_gemm_config *cfg_in) {
+static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_path path,
+                            const tocl_gemm_config *cfg_in, const tocl_gemm_packed_b *pb) {
     TOCL_TRY(gemm_check(dev, g));
     if (g->M == 0 || g->N == 0 || g->batch == 0)
         return TOCL_OK;
@@ -141,9 +142,15 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
         TOCL_TRY(gemm_resolve(dev, dt, &g->a, g->batch, g->M, K, "gemm operand A", &abuf, &off));
         p.a_off = off, p.a_bs = g->a.bs, p.a_rs = g->a.rs, p.a_ks = g->a.cs;
         /* B is K x N: its rows walk k, its columns n. */
-        TOCL_TRY(gemm_resolve(dev, dt, &g->b, g->batch, K, g->N, "gemm operand B", &bbuf, &off));
-        p.b_off = off, p.b_bs = g->b.bs, p.b_ks = g->b.rs, p.b_rs = g->b.cs;
+        if (!pb) {
+            TOCL_TRY(gemm_resolve(dev, dt, &g->b, g->batch, K, g->N, "gemm operand B", &bbuf, &off));
+            p.b_off = off, p.b_bs = g->b.bs, p.b_ks = g->b.rs, p.b_rs = g->b.cs;
+        }
     }
+    if (pb && (K == 0 || path != GEMM_PATH_PACKED || !cfg_in || dt != acc ||
+               tocl_dev_props(dev)->kind != TOCL_DEVICE_CPU))
+        return tocl_fail(TOCL_E_INVALID, "gemm: a packed B needs the packed path of a CPU device, K > 0, a "
+                         "configuration and float32 or float64");
     if (has_d) {
         TOCL_TRY(gemm_resolve(dev, dt, &g->d, g->batch, g->M, g->N, "gemm input D", &dbuf, &off));
         p.has_d = 1;
@@ -201,8 +208,8 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
     int64_t rn = (int64_t)cfg.vw * cfg.nv;
     int64_t aw = cpu ? cfg.rm : round_up(g->M, cfg.rm), bw = cpu ? rn : round_up(g->N, rn);
     int64_t mp = round_up(g->M, aw), np = round_up(g->N, bw);
-    int64_t a_batches = g->a.bs == 0 ? 1 : g->batch, b_batches = g->b.bs == 0 ? 1 : g->batch;
-    int64_t a_elems = round_up(a_batches * mp * K, 32), b_elems = b_batches * np * K;
+    int64_t a_batches = g->a.bs == 0 ? 1 : g->batch, b_batches = pb || g->b.bs == 0 ? 1 : g->batch;
+    int64_t a_elems = round_up(a_batches * mp * K, 32), b_elems = pb ? 0 : b_batches * np * K;
     tocl_addr ws = 0;
     TOCL_TRY(tocl_mem_alloc(dev, (size_t)(a_elems + b_elems) * accsz, &ws));
     tocl_status s = TOCL_OK;
@@ -221,7 +228,7 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
         s = gemm_kernel(dev, dt, &cfg, "tocl_gemm_pack", &pack);
     if (s == TOCL_OK)
         s = gemm_kernel(dev, dt, &cfg, cpu ? "tocl_gemm_cpu" : "tocl_gemm_gpu", &main_k);
-    for (int which = 0; which < 2 && s == TOCL_OK; which++) {
+    for (int which = 0; which < (pb ? 1 : 2) && s == TOCL_OK; which++) {
         tocl_gemm_pack_params pp;
         memset(&pp, 0, sizeof pp);
         if (which == 0) {
@@ -232,9 +239,18 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
             pp.dst_off = woff + a_elems, pp.dst_bs = b_batches > 1 ? np * K : 0;
         }
         pp.depth = K;
-        size_t global[3] = {(size_t)round_up(K, GEMM_PACK_LOCAL), (size_t)((which ? np : mp) / pp.width),
-                            (size_t)(which ? b_batches : a_batches)};
+        size_t panels = (size_t)((which ? np : mp) / pp.width), batches = (size_t)(which ? b_batches : a_batches);
+        size_t global[3] = {(size_t)round_up(K, GEMM_PACK_LOCAL), panels, batches};
         size_t local[3] = {GEMM_PACK_LOCAL, 1, 1};
+        /* CPU, rows contiguous (B row-major): panels fastest, in square
+         * work-groups, so each reads runs along rows, not one W-piece of
+         * each of 64 rows (a page and a cache miss per piece). */
+        if (cpu && pp.rs == 1 && pp.ks != 1) {
+            pp.panel_fast = 1;
+            global[0] = (size_t)round_up((int64_t)panels, GEMM_PACK_TILE);
+            global[1] = (size_t)round_up(K, GEMM_PACK_TILE);
+            local[0] = local[1] = GEMM_PACK_TILE;
+        }
         cl_mem src = which ? bbuf : abuf;
         gemm_arg args[] = {{sizeof(cl_mem), &src}, {sizeof(cl_mem), &wbuf}, {sizeof pp, &pp}};
         s = gemm_launch(dev, stream, pack, global, local, args, 3);
@@ -242,12 +258,15 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
     if (s == TOCL_OK) {
         p.a_off = woff, p.a_bs = a_batches > 1 ? mp * K : 0, p.a_w = aw;
         p.b_off = woff + a_elems, p.b_bs = b_batches > 1 ? np * K : 0, p.b_w = bw;
+        cl_mem bpacked = wbuf;
+        if (pb)
+            bpacked = pb->buf, p.b_off = pb->off, p.b_bs = pb->bs;
         p.tm = cfg.tm, p.tn = cfg.tn, p.kc = cfg.kc;
         if (cpu) {
             size_t global[3] = {(size_t)((g->N + cfg.tn - 1) / cfg.tn), (size_t)((g->M + cfg.tm - 1) / cfg.tm),
                                 (size_t)g->batch};
             size_t local[3] = {1, 1, 1};
-            gemm_arg args[] = {{sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &cbuf},
+            gemm_arg args[] = {{sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &bpacked}, {sizeof(cl_mem), &cbuf},
                                {sizeof(cl_mem), &dArg}, {sizeof(cl_mem), &biasArg}, {sizeof p, &p},
                                {accsz, pal}, {accsz, pbe}, {(size_t)(cfg.tm * cfg.tn) * accsz, NULL}};
             s = gemm_launch(dev, stream, main_k, global, local, args, 9);
@@ -265,6 +284,16 @@ tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gem
     /* The allocator reuses the block only after the queued work is done. */
     tocl_status fs = tocl_mem_free(ws);
     return s != TOCL_OK ? s : fs;
+}
+
+tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gemm_path path,
+                               const tocl_gemm_config *cfg_in) {
+    return gemm_run(dev, stream, g, path, cfg_in, NULL);
+}
+
+tocl_status tocl_gemm_run_packed_b(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_config *cfg,
+                                   const tocl_gemm_packed_b *pb) {
+    return gemm_run(dev, stream, g, GEMM_PATH_PACKED, cfg, pb);
 }
 
 tocl_status tocl_gemm(int dev, int stream, const tocl_gemm_desc *g) {

@@ -3,6 +3,7 @@
 #ifndef TOCL_GEMM_INTERNAL_H
 #define TOCL_GEMM_INTERNAL_H
 
+#include "internal.h"
 #include "tocl/gemm.h"
 
 /* Which kernel shape runs a product. */
@@ -15,6 +16,21 @@ typedef enum gemm_path {
 /* tocl_gemm with a given path and (for the packed path) configuration. */
 tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gemm_path path,
                                const tocl_gemm_config *cfg);
+
+/* B already in the packed layout (gemm_params.h) of a CPU device: panels
+ * of width cfg->vw * cfg->nv, element (n, k) of batch item b at
+ * off + b * bs + (n / W) * K * W + k * W + n % W of buf, accumulation type,
+ * columns past N zero. */
+typedef struct tocl_gemm_packed_b {
+    cl_mem buf;
+    int64_t off, bs;
+} tocl_gemm_packed_b;
+
+/* tocl_gemm on the packed path with configuration cfg (from
+ * tocl_gemm_pick_config) and B given packed: g->b is not read. A CPU
+ * device, storage type = accumulation type (float32 or float64), K > 0. */
+tocl_status tocl_gemm_run_packed_b(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_config *cfg,
+                                   const tocl_gemm_packed_b *pb);
 
 /* Default configuration of dev for accumulation type acc (F32 or F64). */
 void tocl_gemm_default_config(int dev, tocl_dtype acc, tocl_gemm_config *out);

@@ -18,16 +18,31 @@
 #define TUNE_MIN_VOLUME (1 << 24) /* below 256^3: defaults, never timed */
 #define TUNE_FILE_VERSION 1
 
-/* Candidates, first is the default. CPU: one register block of 8 rows x 32
- * columns (16 accumulator vectors of 512 bits, within the 32 AVX-512
- * registers), and work-group tiles / K blocks that trade cache reuse for
- * parallelism; all runtime arguments, so trying them builds nothing. */
+/* Candidates, first is the default. CPU with 32 vector registers of 16
+ * floats (AVX-512): one register block of 8 rows x 32 columns (16
+ * accumulator vectors of 512 bits, within the 32 AVX-512 registers), and
+ * work-group tiles / K blocks that trade cache reuse for parallelism; all
+ * runtime arguments, so trying them builds nothing. */
 static const tocl_gemm_config cpu_f32[] = {
     {8, 16, 2, 64, 128, 256}, {8, 16, 2, 128, 256, 256}, {8, 16, 2, 256, 256, 256},
     {8, 16, 2, 128, 512, 256}, {8, 16, 2, 256, 512, 128}, {8, 16, 2, 512, 256, 128}, {8, 16, 2, 64, 256, 512},
 };
 static const tocl_gemm_config cpu_f64[] = {
     {8, 8, 2, 64, 64, 256}, {8, 8, 2, 128, 128, 256}, {8, 8, 2, 32, 64, 512},
+};
+/* CPU with narrower vectors (AVX2: 8 floats / 4 doubles, SSE and NEON: 4 /
+ * 2) has 16 vector registers (NEON 32), where the block above needs 32 (or
+ * 64) accumulators and spills two of every three to the stack. There: 6
+ * rows x 2 native vectors, 12 accumulators + 2 vectors of B + 1 broadcast of
+ * A = 15 registers (the BLIS Haswell shape, 6 x 16 floats on AVX2). Tiles
+ * are multiples of 6 rows; the vector width is filled in from the device. */
+#define NARROW_RM 6
+#define NARROW_NV 2
+static const int64_t narrow_f32_tiles[][3] = {
+    {96, 256, 256}, {48, 256, 256}, {192, 256, 256}, {96, 512, 256}, {192, 512, 128}, {96, 128, 512}, {288, 256, 256},
+};
+static const int64_t narrow_f64_tiles[][3] = {
+    {48, 128, 256}, {96, 128, 256}, {96, 256, 128},
 };
 /* GPU: one register block per work-item, 16 x 16 work-items per group. */
 static const tocl_gemm_config gpu_f32[] = {
@@ -36,23 +51,60 @@ static const tocl_gemm_config gpu_f32[] = {
 static const tocl_gemm_config gpu_f64[] = {
     {4, 4, 1, 0, 0, 0}, {4, 2, 1, 0, 0, 0},
 };
+#define MAX_CANDIDATES 8
 
-static void candidates(int dev, tocl_dtype acc, const tocl_gemm_config **list, int *n) {
-    int cpu = tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
-    if (cpu && acc == TOCL_F64)
-        *list = cpu_f64, *n = (int)(sizeof cpu_f64 / sizeof *cpu_f64);
-    else if (cpu)
-        *list = cpu_f32, *n = (int)(sizeof cpu_f32 / sizeof *cpu_f32);
-    else if (acc == TOCL_F64)
-        *list = gpu_f64, *n = (int)(sizeof gpu_f64 / sizeof *gpu_f64);
-    else
-        *list = gpu_f32, *n = (int)(sizeof gpu_f32 / sizeof *gpu_f32);
+/* Native vector width of dev for acc (0 where the driver does not say),
+ * asked once per device. */
+static int native_width(int dev, tocl_dtype acc) {
+    static int known[TUNE_MAX_DEVICES][2]; /* width + 1; 0: not asked yet */
+    int ai = acc == TOCL_F64;
+    if (dev < 0 || dev >= TUNE_MAX_DEVICES)
+        return 0;
+    int w = __atomic_load_n(&known[dev][ai], __ATOMIC_RELAXED);
+    if (w == 0) {
+        cl_uint v = 0;
+        cl_device_info what = ai ? CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE : CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT;
+        if (clGetDeviceInfo(tocl_dev_id(dev), what, sizeof v, &v, NULL) != CL_SUCCESS)
+            v = 0;
+        w = (int)v + 1;
+        __atomic_store_n(&known[dev][ai], w, __ATOMIC_RELAXED);
+    }
+    return w - 1;
+}
+
+/* The candidate configurations of dev for acc, into out[MAX_CANDIDATES]. */
+static int candidates(int dev, tocl_dtype acc, tocl_gemm_config *out) {
+    int cpu = tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU, f64 = acc == TOCL_F64;
+    const tocl_gemm_config *list;
+    int n;
+    if (cpu) {
+        /* Narrow: a native width of 8 or 4 floats (4 or 2 doubles). 16
+         * floats (AVX-512), or a width the driver does not report, keeps
+         * the wide block. PoCL's CPU driver reports the host's vector
+         * bytes / element size: 64 with avx512f, 32 with AVX, 16 with SSE
+         * or NEON (cpu_setup_vector_widths, PoCL 3.1). */
+        int w = native_width(dev, acc);
+        if (w >= 2 && w <= (f64 ? 4 : 8) && (w & (w - 1)) == 0) {
+            const int64_t(*tiles)[3] = f64 ? narrow_f64_tiles : narrow_f32_tiles;
+            n = f64 ? (int)(sizeof narrow_f64_tiles / sizeof *narrow_f64_tiles)
+                    : (int)(sizeof narrow_f32_tiles / sizeof *narrow_f32_tiles);
+            for (int i = 0; i < n; i++)
+                out[i] = (tocl_gemm_config){NARROW_RM, w, NARROW_NV, tiles[i][0], tiles[i][1], tiles[i][2]};
+            return n;
+        }
+        list = f64 ? cpu_f64 : cpu_f32;
+        n = f64 ? (int)(sizeof cpu_f64 / sizeof *cpu_f64) : (int)(sizeof cpu_f32 / sizeof *cpu_f32);
+    } else {
+        list = f64 ? gpu_f64 : gpu_f32;
+        n = f64 ? (int)(sizeof gpu_f64 / sizeof *gpu_f64) : (int)(sizeof gpu_f32 / sizeof *gpu_f32);
+    }
+    memcpy(out, list, (size_t)n * sizeof *list);
+    return n;
 }
 
 void tocl_gemm_default_config(int dev, tocl_dtype acc, tocl_gemm_config *out) {
-    const tocl_gemm_config *list;
-    int n;
-    candidates(dev, acc, &list, &n);
+    tocl_gemm_config list[MAX_CANDIDATES];
+    candidates(dev, acc, list);
     *out = list[0];
 }
 
@@ -97,9 +149,8 @@ static int tune_path(int dev, char *buf, size_t cap) {
 }
 
 static int valid_cfg(int dev, int acc_i, const tocl_gemm_config *c) {
-    const tocl_gemm_config *list;
-    int n;
-    candidates(dev, acc_i ? TOCL_F64 : TOCL_F32, &list, &n);
+    tocl_gemm_config list[MAX_CANDIDATES];
+    int n = candidates(dev, acc_i ? TOCL_F64 : TOCL_F32, list);
     for (int i = 0; i < n; i++)
         if (list[i].rm == c->rm && list[i].vw == c->vw && list[i].nv == c->nv && list[i].tm == c->tm &&
             list[i].tn == c->tn && list[i].kc == c->kc)
@@ -159,9 +210,8 @@ static double now_s(void) {
 /* Time every candidate once on an n x n x n product of zeros (after one
  * warm-up run that also builds it) and keep the fastest. */
 static tocl_status tune_class(int dev, int stream, tocl_dtype acc, int cls, tocl_gemm_config *best) {
-    const tocl_gemm_config *list;
-    int count;
-    candidates(dev, acc, &list, &count);
+    tocl_gemm_config list[MAX_CANDIDATES];
+    int count = candidates(dev, acc, list);
     *best = list[0];
     if (count < 2)
         return TOCL_OK;

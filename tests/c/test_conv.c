@@ -1,6 +1,7 @@
 /* test_conv.c - tocl_conv_* against a naive host reference in double:
  * 1-d/2-d/3-d geometries with stride, padding, dilation, groups
- * (depthwise too), the 1x1 shortcut, odd sizes and batches, forward with
+ * (depthwise too, with its direct kernel: channel multipliers, rows longer
+ * than its chunk), the 1x1 shortcut, odd sizes and batches, forward with
  * bias, backward data with bias (the transposed-convolution forward) and
  * the weight gradient, in float32 and float64 (when the device has it);
  * guard elements around every output catch stray writes; bad descriptors
@@ -195,7 +196,7 @@ static void run_case(tocl_dtype t, const tocl_conv_desc *d, const char *name) {
 
 static void test_geometries(tocl_dtype t) {
     static const int64_t x1[] = {11}, x2[] = {7, 9}, x3[] = {5, 4, 6}, k1[] = {3}, k2[] = {3, 2}, k3[] = {2, 3, 1};
-    static const int64_t one[] = {1, 1, 1}, px[] = {6, 5};
+    static const int64_t one[] = {1, 1, 1}, px[] = {6, 5}, xl[] = {150};
     struct {
         const char *name;
         tocl_conv_desc d;
@@ -211,6 +212,12 @@ static void test_geometries(tocl_dtype t) {
         {"2d 1x1 stride", make(2, 2, 1, 3, 2, px, one, 2, 0, 1)},
         {"3d", make(3, 2, 1, 2, 3, x3, k3, 1, 1, 1)},
         {"3d groups stride", make(3, 1, 2, 4, 2, x3, k3, 2, 0, 1)},
+        /* one x channel per group: the direct depthwise kernel */
+        {"2d depthwise x2 stride dil", make(2, 2, 3, 3, 6, x2, k2, 2, 1, 2)},
+        {"1d one channel", make(1, 2, 1, 1, 3, x1, k1, 1, 1, 1)},
+        {"3d depthwise", make(3, 1, 2, 2, 2, x3, k3, 1, 1, 1)},
+        {"1d depthwise long row", make(1, 2, 2, 2, 4, xl, k1, 1, 1, 1)},
+        {"1d depthwise long row stride", make(1, 1, 2, 2, 2, xl, k1, 2, 2, 1)},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         run_case(t, &cases[i].d, cases[i].name);

@@ -37,6 +37,10 @@ CASES = {
     "2d_groups": ((6, 7), 2, 4, 6, 3, dict(groups=2, padding=1), False),
     "2d_depthwise": ((7, 7), 2, 4, 8, 3, dict(groups=4, padding=1, stride=2), False),
     "2d_depthwise_many": ((5, 6), 3, 16, 16, 3, dict(groups=16, padding=1), False),
+    # one x channel per group runs direct kernels: a channel multiplier,
+    # rows longer than their 64-position chunk, stride and dilation along them
+    "2d_depthwise_mult_long": ((3, 70), 2, 3, 6, 3, dict(groups=3, padding=1, stride=(1, 2), dilation=(1, 2)), False),
+    "1d_one_channel": ((75,), 2, 1, 4, 5, dict(padding=2), False),
     "2d_1x1": ((5, 6), 2, 5, 3, 1, {}, False),
     "2d_1x1_stride": ((5, 6), 2, 5, 3, 1, dict(stride=2), False),
     "2d_wide": ((12, 12), 2, 16, 24, 3, dict(padding=1), False),  # packed GEMM path
@@ -47,11 +51,13 @@ CASES = {
     "t2d_groups_dilation": ((4, 5), 1, 4, 6, (3, 2),
                             dict(stride=(2, 3), dilation=(1, 2), groups=2, output_padding=(1, 2)), True),
     "t2d_depthwise": ((5, 5), 2, 4, 4, 3, dict(groups=4, stride=2), True),
+    "t2d_depthwise_mult_long": ((3, 70), 1, 4, 2, 3, dict(groups=2, stride=(1, 3), padding=1), True),
     "t2d_1x1": ((4, 5), 2, 3, 5, 1, {}, True),
     "t3d": ((3, 4, 5), 1, 2, 3, 2, dict(stride=2, output_padding=1), True),
 }
 # the other dtypes run a subset that still touches every path
-SUBSET = ["1d_same_even", "2d", "2d_depthwise", "2d_1x1", "2d_wide", "3d", "t2d", "t2d_1x1"]
+SUBSET = ["1d_same_even", "2d", "2d_depthwise", "2d_depthwise_mult_long", "2d_1x1", "2d_wide", "3d", "t2d",
+          "t2d_1x1"]
 
 
 def rand(shape, dtype, seed):
@@ -196,7 +202,7 @@ def test_errors_match_cpu():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=dtype_id)
-@pytest.mark.parametrize("name", ["2d", "2d_1x1", "t2d", "3d_stride_groups"])
+@pytest.mark.parametrize("name", ["2d", "2d_wide", "2d_1x1", "t2d", "3d_stride_groups"])
 def test_chunked_workspace(name, dtype, monkeypatch):
     # a workspace of a few hundred bytes: the column matrix is built a batch
     # item or two at a time and the weight gradient accumulates over chunks
