@@ -1,0 +1,499 @@
+// ocl_complex_pairs.cpp - complex reductions, scans and matrix products
+// through the real kernels, on view_as_real's (..., 2) layout.
+//
+// A complex tensor viewed as real has its parts in a trailing dim of size
+// 2. Linear reductions and scans (sum, mean, cumsum, trace) reduce that
+// view over the same dims (never the trailing one); var/std are the sums of
+// the parts' var/std; norms take |z| (native) and then the real kernel;
+// predicates (all/any/count_nonzero/nonzero) take z != 0 as
+// re != 0 || im != 0. Matrix products run one real GEMM: A (m, k) complex
+// is the real (m, 2k) matrix of its interleaved parts, and
+//   B' (2k, 2n) = [[br, bi], [-bi, br]] per element (rows 2p, 2p+1;
+//                 columns 2q, 2q+1)
+// makes A' B' the real (m, 2n) matrix of C = AB's interleaved parts: the
+// four real products in one call, accumulated in the GEMM's own order.
+// Conj/neg bits are resolved first (PyTorch lets them through to mm, dot,
+// addmm and the like). complex64 and complex128 both run; anything else
+// (mixed real/complex operands, a real dtype= on a complex input) takes the
+// CPU fallback, counted.
+#include <ATen/ATen.h>
+#include <ATen/WrapDimUtils.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <vector>
+
+#include "ocl_complex_route.h"
+
+namespace torch_ocl {
+namespace {
+
+at::Tensor resolved(const at::Tensor& t) { return t.resolve_conj().resolve_neg(); }
+at::Tensor as_pairs(const at::Tensor& t) { return at::view_as_real(resolved(t)); }
+at::Tensor from_pairs(const at::Tensor& r) { return at::view_as_complex(r.contiguous()); }
+
+// A call these kernels do not take: the CPU fallback, boxed, counted. The
+// stack holds the returns afterwards (out= and in-place results are
+// written into their argument).
+template <class... A>
+torch::jit::Stack on_cpu(const char* name, const A&... a) {
+  complex_route::OpRef op(name);  // a rare path: looked up per call
+  torch::jit::Stack s;
+  torch::jit::push(s, a...);
+  ocl_cpu_fallback(op.get(), &s);
+  return s;
+}
+
+// The reduced dims of `self` (all of them for none or an empty list), each
+// wrapped to [0, ndim).
+std::vector<int64_t> reduced_dims(const at::Tensor& self, at::OptionalIntArrayRef dim) {
+  int64_t nd = self.dim();
+  std::vector<int64_t> out;
+  if (!dim.has_value() || dim->empty()) {
+    for (int64_t d = 0; d < nd; d++)
+      out.push_back(d);
+  } else {
+    for (int64_t d : *dim)
+      out.push_back(at::maybe_wrap_dim(d, std::max<int64_t>(nd, 1)));
+  }
+  return out;
+}
+
+void into(at::Tensor& out, const at::Tensor& r) {
+  if (out.sizes() != r.sizes())
+    out.resize_(r.sizes());
+  out.copy_(r);
+}
+
+bool same_complex(const at::Tensor& a, const at::Tensor& b) {
+  return a.is_complex() && a.scalar_type() == b.scalar_type();
+}
+
+// ---- sums, means, scans -------------------------------------------------
+
+// Sum (or mean) of a complex tensor over dims, or the CPU's answer where the
+// dtype asks for something else than a complex result.
+at::Tensor linear_reduce(const at::Tensor& self_in, at::OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype, bool mean) {
+  at::Tensor self = dtype.has_value() && *dtype != self_in.scalar_type() ? self_in.to(*dtype) : self_in;
+  std::vector<int64_t> dims = reduced_dims(self, dim);
+  if (self.dim() == 0) {
+    TORCH_CHECK(dims.size() <= 1, "dimension out of range");
+    return resolved(self).clone();
+  }
+  at::Tensor r = as_pairs(self);
+  at::Tensor s = mean ? r.mean(dims, keepdim) : r.sum(dims, keepdim);
+  return from_pairs(s);
+}
+
+bool complex_dtype_ok(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
+  return self.is_complex() && (!dtype.has_value() || c10::isComplexType(*dtype));
+}
+
+at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                   std::optional<at::ScalarType> dtype) {
+  if (!complex_dtype_ok(self, dtype))
+    return on_cpu("sum.dim_IntList", self, dim, keepdim, dtype)[0].toTensor();
+  return linear_reduce(self, dim, keepdim, dtype, false);
+}
+at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                    std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  if (!complex_dtype_ok(self, dtype) || !out.is_complex())
+    {
+    on_cpu("sum.IntList_out", self, dim, keepdim, dtype, out);
+    return out;
+  }
+  into(out, linear_reduce(self, dim, keepdim, dtype.has_value() ? dtype : out.scalar_type(), false));
+  return out;
+}
+at::Tensor sum_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
+  if (!complex_dtype_ok(self, dtype))
+    return on_cpu("sum", self, dtype)[0].toTensor();
+  return linear_reduce(self, std::nullopt, false, dtype, false);
+}
+at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                    std::optional<at::ScalarType> dtype) {
+  if (!complex_dtype_ok(self, dtype))
+    return on_cpu("mean.dim", self, dim, keepdim, dtype)[0].toTensor();
+  return linear_reduce(self, dim, keepdim, dtype, true);
+}
+at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                     std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  if (!complex_dtype_ok(self, dtype) || !out.is_complex())
+    {
+    on_cpu("mean.out", self, dim, keepdim, dtype, out);
+    return out;
+  }
+  into(out, linear_reduce(self, dim, keepdim, dtype.has_value() ? dtype : out.scalar_type(), true));
+  return out;
+}
+at::Tensor mean_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
+  if (!complex_dtype_ok(self, dtype))
+    return on_cpu("mean", self, dtype)[0].toTensor();
+  return linear_reduce(self, std::nullopt, false, dtype, true);
+}
+at::Tensor cx_trace(const at::Tensor& self) {
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  return linear_reduce(self.diagonal(), std::nullopt, false, std::nullopt, false);
+}
+
+at::Tensor cumsum_impl(const at::Tensor& self_in, int64_t dim, std::optional<at::ScalarType> dtype) {
+  at::Tensor self = dtype.has_value() && *dtype != self_in.scalar_type() ? self_in.to(*dtype) : self_in;
+  int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  if (self.dim() == 0)
+    return resolved(self).clone();
+  return from_pairs(as_pairs(self).cumsum(d));
+}
+at::Tensor cx_cumsum(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  if (!complex_dtype_ok(self, dtype))
+    return on_cpu("cumsum", self, dim, dtype)[0].toTensor();
+  return cumsum_impl(self, dim, dtype);
+}
+at::Tensor& cx_cumsum_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  if (!complex_dtype_ok(self, dtype) || !out.is_complex())
+    {
+    on_cpu("cumsum.out", self, dim, dtype, out);
+    return out;
+  }
+  into(out, cumsum_impl(self, dim, dtype.has_value() ? dtype : out.scalar_type()));
+  return out;
+}
+at::Tensor& cx_cumsum_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  if (!complex_dtype_ok(self, dtype))
+    {
+    on_cpu("cumsum_", self, dim, dtype);
+    return self;
+  }
+  self.copy_(cumsum_impl(self, dim, dtype));
+  return self;
+}
+
+// ---- var / std: the sum of the parts' variances --------------------------
+
+at::Tensor var_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+                    bool keepdim) {
+  std::vector<int64_t> dims = reduced_dims(self, dim);
+  at::Tensor r = as_pairs(self);
+  if (self.dim() == 0)
+    return at::var(r.unsqueeze(0), at::IntArrayRef{0}, correction, false).sum(-1);
+  return at::var(r, dims, correction, keepdim).sum(-1);
+}
+bool var_ok(const at::Tensor& self) { return self.is_complex(); }
+at::Tensor cx_var(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+               bool keepdim) {
+  if (!var_ok(self))
+    return on_cpu("var.correction", self, dim, correction, keepdim)[0].toTensor();
+  return var_impl(self, dim, correction, keepdim);
+}
+at::Tensor std_(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+                bool keepdim) {
+  if (!var_ok(self))
+    return on_cpu("std.correction", self, dim, correction, keepdim)[0].toTensor();
+  return var_impl(self, dim, correction, keepdim).sqrt();
+}
+at::Tensor& cx_var_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+                    bool keepdim, at::Tensor& out) {
+  if (!var_ok(self) || out.scalar_type() != c10::toRealValueType(self.scalar_type()))
+    {
+    on_cpu("var.correction_out", self, dim, correction, keepdim, out);
+    return out;
+  }
+  into(out, var_impl(self, dim, correction, keepdim));
+  return out;
+}
+at::Tensor& cx_std_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+                    bool keepdim, at::Tensor& out) {
+  if (!var_ok(self) || out.scalar_type() != c10::toRealValueType(self.scalar_type()))
+    {
+    on_cpu("std.correction_out", self, dim, correction, keepdim, out);
+    return out;
+  }
+  into(out, var_impl(self, dim, correction, keepdim).sqrt());
+  return out;
+}
+std::tuple<at::Tensor, at::Tensor> cx_var_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                            const std::optional<c10::Scalar>& correction, bool keepdim) {
+  if (!var_ok(self))
+    {
+    auto s = on_cpu("var_mean.correction", self, dim, correction, keepdim);
+    return {s[0].toTensor(), s[1].toTensor()};
+  }
+  return {var_impl(self, dim, correction, keepdim), linear_reduce(self, dim, keepdim, std::nullopt, true)};
+}
+std::tuple<at::Tensor, at::Tensor> cx_std_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                            const std::optional<c10::Scalar>& correction, bool keepdim) {
+  if (!var_ok(self))
+    {
+    auto s = on_cpu("std_mean.correction", self, dim, correction, keepdim);
+    return {s[0].toTensor(), s[1].toTensor()};
+  }
+  return {var_impl(self, dim, correction, keepdim).sqrt(), linear_reduce(self, dim, keepdim, std::nullopt, true)};
+}
+
+// ---- norms: of |z| ------------------------------------------------------
+
+std::optional<at::ScalarType> real_dtype(std::optional<at::ScalarType> d) {
+  if (d.has_value() && c10::isComplexType(*d))
+    return c10::toRealValueType(*d);
+  return d;
+}
+at::Tensor vector_norm(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<at::ScalarType> dtype) {
+  if (!complex_dtype_ok(self, dtype))
+    return on_cpu("linalg_vector_norm", self, ord, dim, keepdim, dtype)[0].toTensor();
+  at::Tensor a = (dtype.has_value() ? self.to(*dtype) : self).abs();
+  return at::linalg_vector_norm(a, ord, dim, keepdim, std::nullopt);
+}
+at::Tensor& vector_norm_out(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
+                            bool keepdim, std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  if (!complex_dtype_ok(self, dtype) || out.is_complex())
+    {
+    on_cpu("linalg_vector_norm.out", self, ord, dim, keepdim, dtype, out);
+    return out;
+  }
+  into(out, vector_norm(self, ord, dim, keepdim, dtype));
+  return out;
+}
+at::Tensor norm_opt_dim(const at::Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef dim,
+                        bool keepdim) {
+  if (!self.is_complex())
+    return on_cpu("norm.ScalarOpt_dim", self, p, dim, keepdim)[0].toTensor();
+  return at::norm(self.abs(), p, dim, keepdim);
+}
+at::Tensor norm_opt_dim_dtype(const at::Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef dim,
+                              bool keepdim, at::ScalarType dtype) {
+  if (!self.is_complex() || !c10::isComplexType(dtype))
+    return on_cpu("norm.ScalarOpt_dim_dtype", self, p, dim, keepdim, dtype)[0].toTensor();
+  return at::norm(self.to(dtype).abs(), p, dim, keepdim);
+}
+
+// ---- predicates: z != 0 -------------------------------------------------
+
+at::Tensor nonzero_mask(const at::Tensor& self) { return as_pairs(self).ne(0).any(-1); }
+
+at::Tensor all_(const at::Tensor& self) { return at::all(nonzero_mask(self)); }
+at::Tensor any_(const at::Tensor& self) { return at::any(nonzero_mask(self)); }
+at::Tensor all_dim(const at::Tensor& self, int64_t dim, bool keepdim) { return at::all(nonzero_mask(self), dim, keepdim); }
+at::Tensor any_dim(const at::Tensor& self, int64_t dim, bool keepdim) { return at::any(nonzero_mask(self), dim, keepdim); }
+at::Tensor all_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  return at::all(nonzero_mask(self), dim, keepdim);
+}
+at::Tensor any_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  return at::any(nonzero_mask(self), dim, keepdim);
+}
+at::Tensor cx_count_nonzero(const at::Tensor& self, at::IntArrayRef dim) { return at::count_nonzero(nonzero_mask(self), dim); }
+at::Tensor cx_nonzero(const at::Tensor& self) { return at::nonzero(nonzero_mask(self)); }
+at::Tensor& cx_nonzero_out(const at::Tensor& self, at::Tensor& out) { return at::nonzero_out(out, nonzero_mask(self)); }
+at::Tensor cx_nonzero_static(const at::Tensor& self, c10::SymInt size, int64_t fill_value) {
+  return at::nonzero_static_symint(nonzero_mask(self), size, fill_value);
+}
+bool cx_equal(const at::Tensor& self, const at::Tensor& other) {
+  if (!same_complex(self, other))
+    return on_cpu("equal", self, other)[0].toBool();
+  if (self.sizes() != other.sizes())
+    return false;
+  return at::equal(as_pairs(self), as_pairs(other));
+}
+
+// ---- matrix products: one real GEMM --------------------------------------
+
+// A (..., m, k) complex as the real (..., m, 2k) matrix of its parts.
+at::Tensor lhs_real(const at::Tensor& a) {
+  at::Tensor r = as_pairs(a).contiguous();
+  std::vector<int64_t> s(a.sizes().begin(), a.sizes().end());
+  s.back() *= 2;
+  return r.view(s);
+}
+// B (..., k, n) complex as the real (..., 2k, 2n) [[br, bi], [-bi, br]].
+at::Tensor rhs_real(const at::Tensor& b) {
+  at::Tensor r = as_pairs(b);
+  at::Tensor br = r.select(-1, 0), bi = r.select(-1, 1);
+  at::Tensor top = at::stack({br, bi}, -1), bottom = at::stack({bi.neg(), br}, -1);  // (..., k, n, 2)
+  at::Tensor blk = at::stack({top, bottom}, -3);                                   // (..., k, 2, n, 2)
+  std::vector<int64_t> s(b.sizes().begin(), b.sizes().end());
+  s[s.size() - 2] *= 2;
+  s.back() *= 2;
+  return blk.reshape(s);
+}
+// The real (..., m, 2n) product back as (..., m, n) complex.
+at::Tensor product_back(const at::Tensor& c) {
+  std::vector<int64_t> s(c.sizes().begin(), c.sizes().end());
+  s.back() /= 2;
+  s.push_back(2);
+  return at::view_as_complex(c.contiguous().view(s));
+}
+
+bool gemm_ok(const at::Tensor& a, const at::Tensor& b) {
+  return a.is_complex() && a.scalar_type() == b.scalar_type();
+}
+
+at::Tensor mm_impl(const at::Tensor& a, const at::Tensor& b) {
+  if (a.numel() == 0 || b.numel() == 0 || a.size(1) == 0)
+    return at::mm(as_pairs(a).select(-1, 0), as_pairs(b).select(-1, 0)).to(a.scalar_type());
+  return product_back(at::mm(lhs_real(a), rhs_real(b)));
+}
+at::Tensor cx_mm(const at::Tensor& a, const at::Tensor& b) {
+  if (!gemm_ok(a, b) || a.dim() != 2 || b.dim() != 2)
+    return on_cpu("mm", a, b)[0].toTensor();
+  TORCH_CHECK(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1),
+              " and ", b.size(0), "x", b.size(1), ")");
+  return mm_impl(a, b);
+}
+at::Tensor& cx_mm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  if (!gemm_ok(a, b) || a.dim() != 2 || b.dim() != 2 || out.scalar_type() != a.scalar_type())
+    {
+    on_cpu("mm.out", a, b, out);
+    return out;
+  }
+  into(out, cx_mm(a, b));
+  return out;
+}
+at::Tensor bmm_impl(const at::Tensor& a, const at::Tensor& b) {
+  if (a.numel() == 0 || b.numel() == 0 || a.size(2) == 0)
+    return at::bmm(as_pairs(a).select(-1, 0), as_pairs(b).select(-1, 0)).to(a.scalar_type());
+  return product_back(at::bmm(lhs_real(a), rhs_real(b)));
+}
+at::Tensor cx_bmm(const at::Tensor& a, const at::Tensor& b) {
+  if (!gemm_ok(a, b) || a.dim() != 3 || b.dim() != 3)
+    return on_cpu("bmm", a, b)[0].toTensor();
+  TORCH_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1), "Expected size for first two dimensions of batch2 ",
+              "tensor to be: [", a.size(0), ", ", a.size(2), "] but got: [", b.size(0), ", ", b.size(1), "].");
+  return bmm_impl(a, b);
+}
+at::Tensor& cx_bmm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  if (!gemm_ok(a, b) || a.dim() != 3 || b.dim() != 3 || out.scalar_type() != a.scalar_type())
+    {
+    on_cpu("bmm.out", a, b, out);
+    return out;
+  }
+  into(out, cx_bmm(a, b));
+  return out;
+}
+at::Tensor cx_dot(const at::Tensor& a, const at::Tensor& b) {
+  if (!gemm_ok(a, b) || a.dim() != 1 || b.dim() != 1 || a.size(0) != b.size(0))
+    return on_cpu("dot", a, b)[0].toTensor();
+  return mm_impl(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
+}
+at::Tensor cx_vdot(const at::Tensor& a, const at::Tensor& b) {
+  if (!gemm_ok(a, b) || a.dim() != 1 || b.dim() != 1 || a.size(0) != b.size(0))
+    return on_cpu("vdot", a, b)[0].toTensor();
+  return mm_impl(a.conj().unsqueeze(0), b.unsqueeze(1)).reshape({});
+}
+at::Tensor cx_mv(const at::Tensor& a, const at::Tensor& v) {
+  if (!gemm_ok(a, v) || a.dim() != 2 || v.dim() != 1 || a.size(1) != v.size(0))
+    return on_cpu("mv", a, v)[0].toTensor();
+  return mm_impl(a, v.unsqueeze(1)).squeeze(1);
+}
+
+// beta * self + alpha * product, with the CPU's rule that beta == 0 ignores
+// self (NaN and inf included).
+at::Tensor scaled_sum(const at::Tensor& self, const at::Tensor& prod, const c10::Scalar& beta,
+                      const c10::Scalar& alpha) {
+  at::Tensor p = alpha.equal(1) ? prod : prod.mul(alpha);
+  if (beta.toComplexDouble() == c10::complex<double>(0, 0))
+    return p;
+  at::Tensor s = beta.equal(1) ? resolved(self) : resolved(self).mul(beta);
+  return at::add(s, p);
+}
+template <int KIND>  // 0 addmm, 1 baddbmm, 2 addbmm, 3 addmv
+at::Tensor addprod(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
+                   const c10::Scalar& alpha) {
+  static const char* names[] = {"addmm", "baddbmm", "addbmm", "addmv"};
+  int need_a = KIND == 0 || KIND == 3 ? 2 : 3, need_b = KIND == 3 ? 1 : KIND == 0 ? 2 : 3;
+  if (!gemm_ok(a, b) || !same_complex(self, a) || a.dim() != need_a || b.dim() != need_b)
+    return on_cpu(names[KIND], self, a, b, beta, alpha)[0].toTensor();
+  at::Tensor p = KIND == 0 ? cx_mm(a, b) : KIND == 1 ? cx_bmm(a, b) : KIND == 2 ? cx_bmm(a, b).sum(0) : cx_mv(a, b);
+  TORCH_CHECK(at::infer_size(self.sizes(), p.sizes()) == p.sizes(), "The input tensor of shape ", self.sizes(),
+              " cannot be broadcast to the product's shape ", p.sizes());
+  return scaled_sum(self, p, beta, alpha);
+}
+template <int KIND>
+at::Tensor& addprod_out(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
+                        const c10::Scalar& alpha, at::Tensor& out) {
+  static const char* names[] = {"addmm.out", "baddbmm.out", "addbmm.out", "addmv.out"};
+  if (!gemm_ok(a, b) || !same_complex(self, a) || out.scalar_type() != a.scalar_type())
+    {
+    on_cpu(names[KIND], self, a, b, beta, alpha, out);
+    return out;
+  }
+  into(out, addprod<KIND>(self, a, b, beta, alpha));
+  return out;
+}
+template <int KIND>
+at::Tensor& addprod_(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
+                     const c10::Scalar& alpha) {
+  static const char* names[] = {"addmm_", "baddbmm_", "addbmm_", "addmv_"};
+  if (!gemm_ok(a, b) || !same_complex(self, a))
+    {
+    on_cpu(names[KIND], self, a, b, beta, alpha);
+    return self;
+  }
+  at::Tensor r = addprod<KIND>(self, a, b, beta, alpha);
+  TORCH_CHECK(r.sizes() == self.sizes(), "the in-place result's shape ", r.sizes(), " differs from self's ",
+              self.sizes());
+  self.copy_(r);
+  return self;
+}
+
+template <auto F>
+void reg_pairs(const char* name) {
+  register_complex_kernel(name, c10::KernelFunction::makeFromUnboxedFunction(
+                                    c10::CompileTimeFunctionPointer<std::remove_pointer_t<decltype(F)>, F>()));
+}
+
+[[maybe_unused]] const bool pair_ops_registered = [] {
+  reg_pairs<&sum_dim>("sum.dim_IntList");
+  reg_pairs<&sum_out>("sum.IntList_out");
+  reg_pairs<&sum_all>("sum");
+  reg_pairs<&mean_dim>("mean.dim");
+  reg_pairs<&mean_out>("mean.out");
+  reg_pairs<&mean_all>("mean");
+  reg_pairs<&cx_trace>("trace");
+  reg_pairs<&cx_cumsum>("cumsum");
+  reg_pairs<&cx_cumsum_out>("cumsum.out");
+  reg_pairs<&cx_cumsum_>("cumsum_");
+  reg_pairs<&cx_var>("var.correction");
+  reg_pairs<&cx_var_out>("var.correction_out");
+  reg_pairs<&std_>("std.correction");
+  reg_pairs<&cx_std_out>("std.correction_out");
+  reg_pairs<&cx_var_mean>("var_mean.correction");
+  reg_pairs<&cx_std_mean>("std_mean.correction");
+  reg_pairs<&vector_norm>("linalg_vector_norm");
+  reg_pairs<&vector_norm_out>("linalg_vector_norm.out");
+  reg_pairs<&norm_opt_dim>("norm.ScalarOpt_dim");
+  reg_pairs<&norm_opt_dim_dtype>("norm.ScalarOpt_dim_dtype");
+  reg_pairs<&all_>("all");
+  reg_pairs<&any_>("any");
+  reg_pairs<&all_dim>("all.dim");
+  reg_pairs<&any_dim>("any.dim");
+  reg_pairs<&all_dims>("all.dims");
+  reg_pairs<&any_dims>("any.dims");
+  reg_pairs<&cx_count_nonzero>("count_nonzero.dim_IntList");
+  reg_pairs<&cx_nonzero>("nonzero");
+  reg_pairs<&cx_nonzero_out>("nonzero.out");
+  reg_pairs<&cx_nonzero_static>("nonzero_static");
+  reg_pairs<&cx_equal>("equal");
+  reg_pairs<&cx_mm>("mm");
+  reg_pairs<&cx_mm_out>("mm.out");
+  reg_pairs<&cx_bmm>("bmm");
+  reg_pairs<&cx_bmm_out>("bmm.out");
+  reg_pairs<&cx_dot>("dot");
+  reg_pairs<&cx_vdot>("vdot");
+  reg_pairs<&cx_mv>("mv");
+  reg_pairs<&addprod<0>>("addmm");
+  reg_pairs<&addprod_out<0>>("addmm.out");
+  reg_pairs<&addprod_<0>>("addmm_");
+  reg_pairs<&addprod<1>>("baddbmm");
+  reg_pairs<&addprod_out<1>>("baddbmm.out");
+  reg_pairs<&addprod_<1>>("baddbmm_");
+  reg_pairs<&addprod<2>>("addbmm");
+  reg_pairs<&addprod_out<2>>("addbmm.out");
+  reg_pairs<&addprod_<2>>("addbmm_");
+  reg_pairs<&addprod<3>>("addmv");
+  reg_pairs<&addprod_out<3>>("addmv.out");
+  reg_pairs<&addprod_<3>>("addmv_");
+  return true;
+}();
+
+}  // namespace
+}  // namespace torch_ocl
