@@ -23,7 +23,8 @@
 // An out= (or in-place) argument is its own view, so the kernel writes the
 // caller's bytes; if the kernel resizes it, the caller's tensor is set to
 // the storage and geometry the view ended with.
-// complex128 has no 16-byte integer dtype: it takes the CPU fallback here.
+// complex128 has no 16-byte integer dtype: the op runs on its real and
+// imaginary parts (partwise below), two calls of the real kernel.
 #include <ATen/ATen.h>
 #include <c10/util/complex.h>
 #include <torch/library.h>
@@ -87,7 +88,7 @@ struct Plan {
     if (c10::isComplexType(st)) {
       if (cx == c10::ScalarType::Undefined)
         cx = st;
-      ok = ok && st == cx && carrier_of(st) != c10::ScalarType::Undefined;
+      ok = ok && st == cx && (carrier_of(st) != c10::ScalarType::Undefined || st == c10::ScalarType::ComplexDouble);
       ok = ok && !(written && (t.is_conj() || t.is_neg()));
       return;
     }
@@ -102,6 +103,96 @@ at::Tensor as_carrier(const at::Tensor& t, c10::ScalarType carrier) {
   if (!t.defined() || !t.is_complex())
     return t;
   return t.resolve_conj().resolve_neg().view(carrier);
+}
+
+// complex128 (no 16-byte integer): the op runs twice, on the real parts
+// of every complex argument (a Scalar's real part) and then on the imaginary
+// parts, each a strided float64 view; the value results are joined by
+// complex(). Written arguments are written through their part views.
+void partwise(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  const auto& args = schema.arguments();
+  const size_t n = args.size(), nret = schema.returns().size();
+  std::vector<c10::IValue> in(stack->end() - n, stack->end());
+  stack->erase(stack->end() - n, stack->end());
+  auto part = [](const at::Tensor& t, int p, bool w) -> at::Tensor {
+    if (!t.defined() || !t.is_complex())
+      return t;
+    at::Tensor r = w ? t : t.resolve_conj().resolve_neg();
+    return p == 0 ? at::real(r) : at::imag(r);
+  };
+  // Written arguments: the caller's tensor and its sizes before the call.
+  std::vector<std::pair<at::Tensor, std::vector<int64_t>>> written;
+  for (size_t i = 0; i < n; i++)
+    if (args[i].alias_info() && args[i].alias_info()->isWrite() && in[i].isTensor())
+      written.emplace_back(in[i].toTensor(), in[i].toTensor().sizes().vec());
+  std::vector<c10::IValue> res[2];
+  std::vector<at::Tensor> wviews[2];
+  auto run = [&]() {
+    for (int p = 0; p < 2; p++) {
+      wviews[p].clear();
+      for (size_t i = 0; i < n; i++) {
+        const c10::IValue& v = in[i];
+        bool w = args[i].alias_info() && args[i].alias_info()->isWrite();
+        if (v.isTensor()) {
+          at::Tensor t = part(v.toTensor(), p, w);
+          if (w)
+            wviews[p].push_back(t);
+          stack->push_back(t);
+        } else if (v.isTensorList()) {
+          std::vector<at::Tensor> l = v.toTensorVector();
+          for (at::Tensor& t : l)
+            t = part(t, p, false);
+          stack->push_back(l);
+        } else if (v.isList() && !v.isIntList() && !v.isDoubleList() && !v.isBoolList()) {
+          c10::List<std::optional<at::Tensor>> l;
+          for (const c10::IValue& e : v.toListRef())
+            l.push_back(e.isTensor() ? std::optional<at::Tensor>(part(e.toTensor(), p, false)) : std::nullopt);
+          stack->push_back(l);
+        } else if (is_scalar_arg(args[i]) && !v.isNone()) {
+          c10::complex<double> z = v.toScalar().toComplexDouble();
+          stack->push_back(c10::Scalar(p == 0 ? z.real() : z.imag()));
+        } else {
+          stack->push_back(v);
+        }
+      }
+      op.redispatchBoxed(ks, stack);
+      res[p].assign(stack->end() - nret, stack->end());
+      stack->erase(stack->end() - nret, stack->end());
+    }
+  };
+  run();
+  // A written argument the kernel resized (out=): resize the caller's tensor
+  // and run again into views of it.
+  bool again = false;
+  for (size_t k = 0; k < written.size(); k++)
+    if (wviews[0][k].sizes() != c10::IntArrayRef(written[k].second)) {
+      written[k].first.resize_(wviews[0][k].sizes());
+      again = true;
+    }
+  if (again)
+    run();
+  auto join = [&](const at::Tensor& re, const at::Tensor& im) -> at::Tensor {
+    for (size_t k = 0; k < written.size(); k++)
+      if (re.unsafeGetTensorImpl() == wviews[0][k].unsafeGetTensorImpl())
+        return written[k].first;
+    if (re.defined() && re.scalar_type() == c10::ScalarType::Double && im.defined())
+      return at::complex(re, im);
+    return re;
+  };
+  for (size_t r = 0; r < nret; r++) {
+    const c10::IValue &a = res[0][r], &b = res[1][r];
+    if (a.isTensor()) {
+      stack->push_back(join(a.toTensor(), b.toTensor()));
+    } else if (a.isTensorList()) {
+      std::vector<at::Tensor> la = a.toTensorVector(), lb = b.toTensorVector();
+      for (size_t j = 0; j < la.size(); j++)
+        la[j] = join(la[j], lb[j]);
+      stack->push_back(la);
+    } else {
+      stack->push_back(a);
+    }
+  }
 }
 
 void reinterpret_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
@@ -133,6 +224,10 @@ void reinterpret_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet ks, t
   }
   if (!plan.ok || plan.cx == c10::ScalarType::Undefined) {
     ocl_cpu_fallback(op, stack);
+    return;
+  }
+  if (plan.cx == c10::ScalarType::ComplexDouble) {
+    partwise(op, ks, stack);
     return;
   }
   const c10::ScalarType carrier = carrier_of(plan.cx);
@@ -206,8 +301,8 @@ constexpr const char* kMoveOps[] = {
     "index_copy", "index_copy_", "index_copy.out",
     "index_fill.int_Scalar", "index_fill_.int_Scalar", "index_fill.int_Tensor", "index_fill_.int_Tensor",
     "index.Tensor", "index.Tensor_out",
-    "index_put", "index_put_", "_index_put_impl_", "index_put.out",
-    "take", "take.out", "put_", "put",
+    "index_put.out",
+    "take", "take.out",
     "masked_fill.Scalar", "masked_fill_.Scalar", "masked_fill.Tensor", "masked_fill_.Tensor",
     "masked_select", "masked_select.out", "masked_scatter", "masked_scatter_",
     "where.self", "where.self_out",

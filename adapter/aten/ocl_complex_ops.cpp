@@ -68,8 +68,10 @@ class CxGraph {
   }
   int un(tocl_ir_op op, int a) { return check(tocl_ir_unary(&g_, op, compute_, a)); }
   int bin(tocl_ir_op op, int a, int b) { return check(tocl_ir_binary(&g_, op, compute_, a, b)); }
-  int pred(tocl_ir_op op, int a, int b) { return check(tocl_ir_binary(&g_, op, TOCL_BOOL, a, b)); }
-  int upred(tocl_ir_op op, int a) { return check(tocl_ir_unary(&g_, op, TOCL_BOOL, a)); }
+  // A comparison (or logical op) of two nodes, in the operands' own dtype
+  // (the IR casts a comparison's operands to the dtype it is given).
+  int pred(tocl_ir_op op, int a, int b) { return check(tocl_ir_binary(&g_, op, g_.nodes[a].dtype, a, b)); }
+  int upred(tocl_ir_op op, int a) { return check(tocl_ir_unary(&g_, op, g_.nodes[a].dtype, a)); }
   int where(int c, int a, int b) { return check(tocl_ir_ternary(&g_, TOCL_IR_WHERE, compute_, c, a, b)); }
 
   Z add(Z a, Z b) { return {bin(TOCL_IR_ADD, a.re, b.re), bin(TOCL_IR_ADD, a.im, b.im)}; }

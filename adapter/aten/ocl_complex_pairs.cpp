@@ -232,11 +232,6 @@ std::tuple<at::Tensor, at::Tensor> cx_std_mean(const at::Tensor& self, at::Optio
 
 // ---- norms: of |z| ------------------------------------------------------
 
-std::optional<at::ScalarType> real_dtype(std::optional<at::ScalarType> d) {
-  if (d.has_value() && c10::isComplexType(*d))
-    return c10::toRealValueType(*d);
-  return d;
-}
 at::Tensor vector_norm(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
                        std::optional<at::ScalarType> dtype) {
   if (!complex_dtype_ok(self, dtype))
@@ -435,6 +430,292 @@ at::Tensor& addprod_(at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
   return self;
 }
 
+// ---- products and scans of complex multiplies ----------------------------
+
+// prod over one dim (moved last): halves multiplied pairwise, an odd length
+// padded with ones, log2(n) native complex multiplies.
+at::Tensor prod_last(at::Tensor x) {
+  while (x.size(-1) > 1) {
+    int64_t n = x.size(-1);
+    if (n % 2) {
+      std::vector<int64_t> s(x.sizes().begin(), x.sizes().end());
+      s.back() = 1;
+      x = at::cat({x, at::ones(s, x.options())}, -1);
+      n++;
+    }
+    x = x.narrow(-1, 0, n / 2) * x.narrow(-1, n / 2, n / 2);
+  }
+  if (x.size(-1) == 0) {
+    std::vector<int64_t> s(x.sizes().begin(), x.sizes().end());
+    s.back() = 1;
+    x = at::ones(s, x.options());
+  }
+  return x.select(-1, 0);
+}
+at::Tensor cx_prod_dim(const at::Tensor& self_in, int64_t dim, bool keepdim, std::optional<at::ScalarType> dtype) {
+  if (!complex_dtype_ok(self_in, dtype))
+    return on_cpu("prod.dim_int", self_in, dim, keepdim, dtype)[0].toTensor();
+  at::Tensor self = resolved(dtype.has_value() ? self_in.to(*dtype) : self_in);
+  if (self.dim() == 0) {
+    at::maybe_wrap_dim(dim, 1);
+    return self.clone();
+  }
+  int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  at::Tensor r = prod_last(self.movedim(d, -1));
+  return keepdim ? r.unsqueeze(d) : r;
+}
+at::Tensor& cx_prod_int_out(const at::Tensor& self, int64_t dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                            at::Tensor& out) {
+  if (!complex_dtype_ok(self, dtype) || !out.is_complex()) {
+    on_cpu("prod.int_out", self, dim, keepdim, dtype, out);
+    return out;
+  }
+  into(out, cx_prod_dim(self, dim, keepdim, dtype.has_value() ? dtype : out.scalar_type()));
+  return out;
+}
+at::Tensor cx_prod(const at::Tensor& self_in, std::optional<at::ScalarType> dtype) {
+  if (!complex_dtype_ok(self_in, dtype))
+    return on_cpu("prod", self_in, dtype)[0].toTensor();
+  at::Tensor self = resolved(dtype.has_value() ? self_in.to(*dtype) : self_in);
+  return prod_last(self.reshape({-1}));
+}
+at::Tensor& cx_prod_out(const at::Tensor& self, std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  if (!complex_dtype_ok(self, dtype) || !out.is_complex()) {
+    on_cpu("prod.out", self, dtype, out);
+    return out;
+  }
+  into(out, cx_prod(self, dtype.has_value() ? dtype : out.scalar_type()));
+  return out;
+}
+
+// cumprod: Hillis-Steele, log2(n) native complex multiplies of shifted
+// prefixes.
+at::Tensor cumprod_impl(const at::Tensor& self_in, int64_t dim, std::optional<at::ScalarType> dtype) {
+  at::Tensor self = resolved(dtype.has_value() && *dtype != self_in.scalar_type() ? self_in.to(*dtype) : self_in);
+  if (self.dim() == 0) {
+    at::maybe_wrap_dim(dim, 1);
+    return self.clone();
+  }
+  int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  at::Tensor y = self.clone(at::MemoryFormat::Contiguous);
+  int64_t n = y.size(d);
+  for (int64_t s = 1; s < n; s *= 2) {
+    at::Tensor next = y.clone();
+    next.narrow(d, s, n - s).copy_(y.narrow(d, s, n - s) * y.narrow(d, 0, n - s));
+    y = next;
+  }
+  return y;
+}
+at::Tensor cx_cumprod(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  if (!complex_dtype_ok(self, dtype))
+    return on_cpu("cumprod", self, dim, dtype)[0].toTensor();
+  return cumprod_impl(self, dim, dtype);
+}
+at::Tensor& cx_cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  if (!complex_dtype_ok(self, dtype) || !out.is_complex()) {
+    on_cpu("cumprod.out", self, dim, dtype, out);
+    return out;
+  }
+  into(out, cumprod_impl(self, dim, dtype.has_value() ? dtype : out.scalar_type()));
+  return out;
+}
+at::Tensor& cx_cumprod_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  if (!complex_dtype_ok(self, dtype)) {
+    on_cpu("cumprod_", self, dim, dtype);
+    return self;
+  }
+  self.copy_(cumprod_impl(self, dim, dtype));
+  return self;
+}
+
+// linalg_cross: a_{i+1} b_{i+2} - a_{i+2} b_{i+1} along dim, by rolls.
+at::Tensor cx_cross(const at::Tensor& a_in, const at::Tensor& b_in, int64_t dim) {
+  if (!same_complex(a_in, b_in))
+    return on_cpu("linalg_cross", a_in, b_in, dim)[0].toTensor();
+  TORCH_CHECK(a_in.dim() == b_in.dim(), "linalg.cross: inputs must have the same number of dimensions.");
+  auto ab = at::broadcast_tensors({a_in, b_in});
+  at::Tensor a = resolved(ab[0]), b = resolved(ab[1]);
+  int64_t d = at::maybe_wrap_dim(dim, a.dim());
+  TORCH_CHECK(a.size(d) == 3, "linalg.cross: inputs dimension ", dim, " must have length 3. Got ", a_in.size(d),
+              " and ", b_in.size(d));
+  return a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d);
+}
+at::Tensor& cx_cross_out(const at::Tensor& a, const at::Tensor& b, int64_t dim, at::Tensor& out) {
+  if (!same_complex(a, b) || out.scalar_type() != a.scalar_type()) {
+    on_cpu("linalg_cross.out", a, b, dim, out);
+    return out;
+  }
+  into(out, cx_cross(a, b, dim));
+  return out;
+}
+
+// ---- accumulating scatters on the real view (complex64 and complex128) ---
+
+at::Tensor as_complex_like(const at::Tensor& v, const at::Tensor& self) {
+  return resolved(v.scalar_type() == self.scalar_type() ? v : v.to(self.scalar_type()));
+}
+bool plain_target(const at::Tensor& self) { return self.is_complex() && !self.is_conj() && !self.is_neg(); }
+
+at::Tensor& cx_index_put_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                          const at::Tensor& values, bool accumulate) {
+  if (!plain_target(self) || !(values.is_complex() || values.is_floating_point())) {
+    on_cpu("index_put_", self, indices, values, accumulate);
+    return self;
+  }
+  at::Tensor r = at::view_as_real(self);
+  at::index_put_(r, indices, at::view_as_real(as_complex_like(values, self)), accumulate);
+  return self;
+}
+at::Tensor& cx_index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                               const at::Tensor& values, bool accumulate, bool unsafe) {
+  if (!plain_target(self) || !(values.is_complex() || values.is_floating_point())) {
+    on_cpu("_index_put_impl_", self, indices, values, accumulate, unsafe);
+    return self;
+  }
+  at::Tensor r = at::view_as_real(self);
+  at::_index_put_impl_(r, indices, at::view_as_real(as_complex_like(values, self)), accumulate, unsafe);
+  return self;
+}
+at::Tensor cx_index_put(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                        const at::Tensor& values, bool accumulate) {
+  at::Tensor out = resolved(self).clone();
+  return cx_index_put_(out, indices, values, accumulate);
+}
+
+at::Tensor& index_add_impl(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                           const c10::Scalar& alpha) {
+  at::Tensor src = as_complex_like(source, self);
+  if (!alpha.equal(1))
+    src = src * alpha;
+  at::Tensor t = self;
+  if (self.dim() == 0) {
+    at::maybe_wrap_dim(dim, 1);
+    t = self.unsqueeze(0);
+    src = src.reshape({-1});
+    dim = 0;
+  }
+  int64_t d = at::maybe_wrap_dim(dim, t.dim());
+  at::Tensor r = at::view_as_real(t);
+  r.index_add_(d, index, at::view_as_real(src.dim() == 0 ? src.reshape({1}) : src));
+  return self;
+}
+at::Tensor& cx_index_add_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                          const c10::Scalar& alpha) {
+  if (!plain_target(self) || !(source.is_complex() || source.is_floating_point())) {
+    on_cpu("index_add_", self, dim, index, source, alpha);
+    return self;
+  }
+  return index_add_impl(self, dim, index, source, alpha);
+}
+at::Tensor cx_index_add(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                        const c10::Scalar& alpha) {
+  if (!self.is_complex() || !(source.is_complex() || source.is_floating_point()))
+    return on_cpu("index_add", self, dim, index, source, alpha)[0].toTensor();
+  at::Tensor out = resolved(self).clone();
+  return index_add_impl(out, dim, index, source, alpha);
+}
+at::Tensor& cx_index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                             const c10::Scalar& alpha, at::Tensor& out) {
+  if (!self.is_complex() || out.scalar_type() != self.scalar_type() ||
+      !(source.is_complex() || source.is_floating_point())) {
+    on_cpu("index_add.out", self, dim, index, source, alpha, out);
+    return out;
+  }
+  into(out, cx_index_add(self, dim, index, source, alpha));
+  return out;
+}
+
+at::Tensor& scatter_add_impl(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src_in) {
+  at::Tensor src = as_complex_like(src_in, self);
+  at::Tensor t = self, idx = index;
+  if (self.dim() == 0) {
+    at::maybe_wrap_dim(dim, 1);
+    t = self.unsqueeze(0);
+    idx = index.reshape({-1});
+    src = src.reshape({-1});
+    dim = 0;
+  }
+  int64_t d = at::maybe_wrap_dim(dim, t.dim());
+  std::vector<int64_t> s(idx.sizes().begin(), idx.sizes().end());
+  s.push_back(2);
+  at::Tensor r = at::view_as_real(t);
+  r.scatter_add_(d, idx.unsqueeze(-1).expand(s), at::view_as_real(src));
+  return self;
+}
+at::Tensor& cx_scatter_add_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  if (!plain_target(self) || src.scalar_type() != self.scalar_type()) {
+    on_cpu("scatter_add_", self, dim, index, src);
+    return self;
+  }
+  return scatter_add_impl(self, dim, index, src);
+}
+at::Tensor cx_scatter_add(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  if (!self.is_complex() || src.scalar_type() != self.scalar_type())
+    return on_cpu("scatter_add", self, dim, index, src)[0].toTensor();
+  at::Tensor out = resolved(self).clone();
+  return scatter_add_impl(out, dim, index, src);
+}
+at::Tensor& cx_scatter_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                               at::Tensor& out) {
+  if (!self.is_complex() || src.scalar_type() != self.scalar_type() || out.scalar_type() != self.scalar_type()) {
+    on_cpu("scatter_add.out", self, dim, index, src, out);
+    return out;
+  }
+  into(out, cx_scatter_add(self, dim, index, src));
+  return out;
+}
+
+// put_: flat index i is the real view's 2i and 2i + 1.
+at::Tensor& cx_put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& source, bool accumulate) {
+  if (!plain_target(self) || source.scalar_type() != self.scalar_type()) {
+    on_cpu("put_", self, index, source, accumulate);
+    return self;
+  }
+  int64_t n = self.numel();
+  at::Tensor i = index.reshape({-1});
+  i = at::where(i < 0, i + n, i);  // out of range stays out of range for the real kernel's check
+  at::Tensor i2 = at::stack({i * 2, i * 2 + 1}, -1).reshape({-1});
+  at::Tensor r = at::view_as_real(self);
+  r.put_(i2, at::view_as_real(resolved(source)).reshape({-1}), accumulate);
+  return self;
+}
+at::Tensor cx_put(const at::Tensor& self, const at::Tensor& index, const at::Tensor& source, bool accumulate) {
+  at::Tensor out = resolved(self).clone();
+  return cx_put_(out, index, source, accumulate);
+}
+
+// ---- factories --------------------------------------------------------------
+
+at::Tensor& cx_eye_m_out(int64_t n, int64_t m, at::Tensor& out) {
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  if (!out.is_complex() || out.is_conj() || out.is_neg()) {
+    on_cpu("eye.m_out", n, m, out);
+    return out;
+  }
+  out.resize_({n, m});
+  out.zero_();
+  out.diagonal().fill_(1);
+  return out;
+}
+at::Tensor& cx_eye_out(int64_t n, at::Tensor& out) { return cx_eye_m_out(n, n, out); }
+
+at::Tensor& cx_linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& out) {
+  if (!out.is_complex() || out.is_conj() || out.is_neg()) {
+    on_cpu("linspace.out", start, end, steps, out);
+    return out;
+  }
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  c10::complex<double> a = start.toComplexDouble(), b = end.toComplexDouble();
+  auto ro = out.options().dtype(c10::toRealValueType(out.scalar_type()));
+  at::Tensor re = at::linspace(a.real(), b.real(), steps, ro), im = at::linspace(a.imag(), b.imag(), steps, ro);
+  out.resize_({steps});
+  at::Tensor r = at::view_as_real(out);
+  r.select(-1, 0).copy_(re);
+  r.select(-1, 1).copy_(im);
+  return out;
+}
+
 template <auto F>
 void reg_pairs(const char* name) {
   register_complex_kernel(name, c10::KernelFunction::makeFromUnboxedFunction(
@@ -492,6 +773,29 @@ void reg_pairs(const char* name) {
   reg_pairs<&addprod<3>>("addmv");
   reg_pairs<&addprod_out<3>>("addmv.out");
   reg_pairs<&addprod_<3>>("addmv_");
+  reg_pairs<&cx_prod>("prod");
+  reg_pairs<&cx_prod_out>("prod.out");
+  reg_pairs<&cx_prod_dim>("prod.dim_int");
+  reg_pairs<&cx_prod_int_out>("prod.int_out");
+  reg_pairs<&cx_cumprod>("cumprod");
+  reg_pairs<&cx_cumprod_out>("cumprod.out");
+  reg_pairs<&cx_cumprod_>("cumprod_");
+  reg_pairs<&cx_cross>("linalg_cross");
+  reg_pairs<&cx_cross_out>("linalg_cross.out");
+  reg_pairs<&cx_index_put_>("index_put_");
+  reg_pairs<&cx_index_put_impl_>("_index_put_impl_");
+  reg_pairs<&cx_index_put>("index_put");
+  reg_pairs<&cx_index_add_>("index_add_");
+  reg_pairs<&cx_index_add>("index_add");
+  reg_pairs<&cx_index_add_out>("index_add.out");
+  reg_pairs<&cx_scatter_add_>("scatter_add_");
+  reg_pairs<&cx_scatter_add>("scatter_add");
+  reg_pairs<&cx_scatter_add_out>("scatter_add.out");
+  reg_pairs<&cx_put_>("put_");
+  reg_pairs<&cx_put>("put");
+  reg_pairs<&cx_eye_m_out>("eye.m_out");
+  reg_pairs<&cx_eye_out>("eye.out");
+  reg_pairs<&cx_linspace_out>("linspace.out");
   return true;
 }();
 
