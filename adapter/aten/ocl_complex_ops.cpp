@@ -18,6 +18,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -621,6 +622,31 @@ at::Tensor& cx_logical_not_out(const at::Tensor& a, at::Tensor& out) {
   return out;
 }
 
+// logaddexp as the CPU's _log_add_exp_helper: with min/max by real part,
+// log1p(exp(min - max)) + max; a NaN part of min gives NaN; equal infinite
+// real parts give min (-inf) or log(exp(min) + exp(max)) (+inf).
+Z cx_logaddexp_z(CxGraph& g, Z x, Z y) {
+  Cx c{g};
+  int xlt = g.pred(TOCL_IR_LT, x.re, y.re);
+  Z mn{c.where(xlt, x.re, y.re), c.where(xlt, x.im, y.im)}, mx{c.where(xlt, y.re, x.re), c.where(xlt, y.im, x.im)};
+  Z r = g.add(c.log1p(c.exp(g.sub(mn, mx))), mx);
+  Z inf = c.log(g.add(c.exp(mn), c.exp(mx)));
+  int both_inf = g.pred(TOCL_IR_LOGICAL_AND, g.upred(TOCL_IR_ISINF, mn.re), g.pred(TOCL_IR_EQ, mn.re, mx.re));
+  int nan = g.pred(TOCL_IR_LOGICAL_OR, g.upred(TOCL_IR_ISNAN, mn.re), g.upred(TOCL_IR_ISNAN, mn.im));
+  int qnan = c.k(std::numeric_limits<double>::quiet_NaN());
+  int neg = g.pred(TOCL_IR_LT, mn.re, g.zero());  // both -inf: min itself
+  inf = {c.where(neg, mn.re, inf.re), c.where(neg, mn.im, inf.im)};
+  return {c.where(nan, qnan, c.where(both_inf, inf.re, r.re)), c.where(nan, qnan, c.where(both_inf, inf.im, r.im))};
+}
+at::Tensor cx_logaddexp(const at::Tensor& out_arg, const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor out = out_arg;
+  auto iter = at::TensorIterator::binary_op(out, a, b);
+  CxGraph g(iter, iter.common_dtype());
+  g.out(0, cx_logaddexp_z(g, g.in(0), g.in(1)));
+  g.run();
+  return iter.output();
+}
+
 at::Tensor cx_rsub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
   return at::sub(other, self, alpha);
 }
@@ -767,6 +793,8 @@ void reg(const char* name) {
   reg<cx_logical_out<TOCL_IR_LOGICAL_XOR>>("logical_xor.out");
   reg<cx_logical_not_out>("logical_not.out");
   reg<cx_rsub>("rsub.Tensor");
+  reg<Forms<cx_logaddexp>::fn>("logaddexp");
+  reg<Forms<cx_logaddexp>::out>("logaddexp.out");
   return true;
 }();
 

@@ -20,6 +20,8 @@
 #include <ATen/WrapDimUtils.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -716,6 +718,106 @@ at::Tensor& cx_linspace_out(const c10::Scalar& start, const c10::Scalar& end, in
   return out;
 }
 
+// ---- logsumexp, logspace, renorm ------------------------------------------
+// (logcumsumexp stays on the CPU: its imaginary part is the sum of the
+// steps' angles, not reduced to (-pi, pi], so it depends on the CPU's
+// sequential order, which a parallel scan does not keep.) ----------------------------------
+
+// PyTorch's logsumexp for complex: the max of the real parts (infinite ones
+// taken as 0) out of exp, then log of the sum plus it.
+at::Tensor lse_impl(const at::Tensor& self_in, at::IntArrayRef dims, bool keepdim) {
+  at::Tensor self = resolved(self_in);
+  if (self.numel() == 0)
+    return at::sum(self.exp(), dims, keepdim).log();
+  at::Tensor maxes = at::amax(at::real(self), dims, true);
+  maxes.masked_fill_(maxes.abs() == INFINITY, 0);
+  at::Tensor sq = maxes;
+  if (!keepdim) {
+    std::vector<int64_t> ds;
+    for (int64_t d : dims)
+      ds.push_back(at::maybe_wrap_dim(d, std::max<int64_t>(self.dim(), 1)));
+    std::sort(ds.rbegin(), ds.rend());
+    ds.erase(std::unique(ds.begin(), ds.end()), ds.end());
+    if (self.dim() == 0)
+      sq = maxes.reshape({});
+    else if (ds.empty())
+      sq = maxes.reshape({});
+    else
+      for (int64_t d : ds)
+        sq = sq.squeeze(d);
+  }
+  at::Tensor s = at::sum((self - maxes).exp(), dims, keepdim);
+  return s.log().add(sq);
+}
+at::Tensor cx_logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim) {
+  if (!self.is_complex())
+    return on_cpu("logsumexp", self, dims, keepdim)[0].toTensor();
+  return lse_impl(self, dims, keepdim);
+}
+at::Tensor& cx_logsumexp_out(const at::Tensor& self, at::IntArrayRef dims, bool keepdim, at::Tensor& out) {
+  if (!self.is_complex() || out.scalar_type() != self.scalar_type()) {
+    on_cpu("logsumexp.out", self, dims, keepdim, out);
+    return out;
+  }
+  into(out, lse_impl(self, dims, keepdim));
+  return out;
+}
+
+// logspace: base ** linspace(start, end), the CPU's pow of a complex
+// exponent.
+at::Tensor& cx_logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, double base,
+                            at::Tensor& out) {
+  if (!out.is_complex() || out.is_conj() || out.is_neg()) {
+    on_cpu("logspace.out", start, end, steps, base, out);
+    return out;
+  }
+  at::Tensor lin = at::empty({0}, out.options());
+  cx_linspace_out(start, end, steps, lin);
+  into(out, at::pow(c10::Scalar(base), lin));
+  return out;
+}
+
+// renorm: each slice along dim scaled by maxnorm / (norm + 1e-7) where its
+// p-norm exceeds maxnorm (PyTorch's renorm_out).
+at::Tensor renorm_impl(const at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
+  TORCH_CHECK(!p.isComplex(), "renorm: p must be real-valued");
+  TORCH_CHECK(p.toDouble() > 0.0, "renorm: non-positive-norm not supported");
+  TORCH_CHECK(!maxnorm.isComplex(), "renorm: maxnorm must be real-valued");
+  TORCH_CHECK(maxnorm.toDouble() >= 0.0, "renorm: expected maxnorm to be >= 0 but got ", maxnorm.toDouble());
+  TORCH_CHECK(self.dim() > 1, "renorm: input needs at least 2 dimensions, got ", self.dim(), " dimensions");
+  int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  std::vector<int64_t> rd;
+  for (int64_t i = 0; i < self.dim(); i++)
+    if (i != d)
+      rd.push_back(i);
+  at::Tensor norm = at::linalg_vector_norm(resolved(self), p, rd, true, std::nullopt);
+  double mx = maxnorm.toDouble();
+  at::Tensor factor = at::where(norm > mx, mx / (norm + 1e-7), at::ones_like(norm));
+  return resolved(self) * factor;
+}
+at::Tensor cx_renorm(const at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
+  if (!self.is_complex())
+    return on_cpu("renorm", self, p, dim, maxnorm)[0].toTensor();
+  return renorm_impl(self, p, dim, maxnorm);
+}
+at::Tensor& cx_renorm_out(const at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm,
+                          at::Tensor& out) {
+  if (!self.is_complex() || out.scalar_type() != self.scalar_type()) {
+    on_cpu("renorm.out", self, p, dim, maxnorm, out);
+    return out;
+  }
+  into(out, renorm_impl(self, p, dim, maxnorm));
+  return out;
+}
+at::Tensor& cx_renorm_(at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
+  if (!plain_target(self)) {
+    on_cpu("renorm_", self, p, dim, maxnorm);
+    return self;
+  }
+  self.copy_(renorm_impl(self, p, dim, maxnorm));
+  return self;
+}
+
 template <auto F>
 void reg_pairs(const char* name) {
   register_complex_kernel(name, c10::KernelFunction::makeFromUnboxedFunction(
@@ -796,6 +898,12 @@ void reg_pairs(const char* name) {
   reg_pairs<&cx_eye_m_out>("eye.m_out");
   reg_pairs<&cx_eye_out>("eye.out");
   reg_pairs<&cx_linspace_out>("linspace.out");
+  reg_pairs<&cx_logsumexp>("logsumexp");
+  reg_pairs<&cx_logsumexp_out>("logsumexp.out");
+  reg_pairs<&cx_logspace_out>("logspace.out");
+  reg_pairs<&cx_renorm>("renorm");
+  reg_pairs<&cx_renorm_out>("renorm.out");
+  reg_pairs<&cx_renorm_>("renorm_");
   return true;
 }();
 

@@ -402,3 +402,80 @@ def test_pow_lerp_addc(dtype, no_fallback):
     close(torch.rsub(dev(a), dev(b), alpha=2j), torch.rsub(wide(a), wide(b), alpha=2j), dtype, tol=tol)
     close(torch.nn.functional.silu(dev(a)), torch.nn.functional.silu(wide(a)), dtype, tol=tol)
     close(torch.nn.functional.tanhshrink(dev(a)), torch.nn.functional.tanhshrink(wide(a)), dtype, tol=tol)
+
+
+# ---- products, scans, accumulating scatters, factories, log-sum-exp ---------
+
+@pytest.mark.parametrize("dtype", CX)
+def test_prod_cumprod_cross(dtype, no_fallback):
+    tol = 3e-5 if dtype == torch.complex64 else 1e-11
+    x = crand(5, 7, dtype=dtype, seed=22) * 0.9
+    for vname, v in variants(x):
+        close(dev(v).prod(), wide(v).prod(), dtype, tol=tol)
+        close(dev(v).prod(1, keepdim=True), wide(v).prod(1, keepdim=True), dtype, tol=tol)
+        close(torch.cumprod(dev(v), 1), torch.cumprod(wide(v), 1), dtype, tol=tol)
+        close(torch.cumprod(dev(v), 0), torch.cumprod(wide(v), 0), dtype, tol=tol)
+    z = crand(dtype=dtype, seed=23)
+    close(dev(z).prod(), wide(z).prod(), dtype, tol=tol)
+    close(torch.cumprod(dev(z), 0), torch.cumprod(wide(z), 0), dtype, tol=tol)
+    e = torch.empty(0, 3, dtype=dtype)
+    close(dev(e).prod(0), wide(e).prod(0), dtype)
+    a, b = crand(4, 3, dtype=dtype, seed=24), crand(1, 3, dtype=dtype, seed=25)
+    close(torch.linalg.cross(dev(a), dev(b)), torch.linalg.cross(wide(a), wide(b)), dtype, tol=tol)
+    close(torch.linalg.cross(dev(a).conj(), dev(a).flip(0)), torch.linalg.cross(wide(a).conj(), wide(a).flip(0)),
+          dtype, tol=tol)
+
+
+@pytest.mark.parametrize("dtype", CX)
+def test_accumulating_scatters(dtype, no_fallback):
+    tol = 1e-5 if dtype == torch.complex64 else 1e-12
+    x, src = crand(4, 5, dtype=dtype, seed=26), crand(4, 5, dtype=dtype, seed=27)
+    idx = torch.tensor([0, 2, 0, 3])
+    a, b = wide(x).clone(), dev(x).clone()
+    a.index_put_((idx,), wide(src), accumulate=True)
+    b.index_put_((idx.to("ocl"),), dev(src), accumulate=True)
+    close(b, a, dtype, tol=tol)
+    a, b = wide(x).clone(), dev(x).clone()
+    a[idx, 1] = wide(src)[:, 0]
+    b[idx.to("ocl"), 1] = dev(src)[:, 0]
+    close(b, a, dtype, tol=tol)
+    close(torch.index_add(dev(x), 0, idx.to("ocl"), dev(src), alpha=2 - 1j),
+          torch.index_add(wide(x), 0, idx, wide(src), alpha=2 - 1j), dtype, tol=tol)
+    close(torch.index_add(dev(x), 1, idx.to("ocl"), dev(src)[:, :4].conj()),
+          torch.index_add(wide(x), 1, idx, wide(src)[:, :4].conj()), dtype, tol=tol)
+    si = torch.tensor([[1, 0, 3, 3, 2], [0, 0, 1, 2, 3]])
+    close(torch.scatter_add(dev(x), 0, si.to("ocl"), dev(src)), torch.scatter_add(wide(x), 0, si, wide(src)),
+          dtype, tol=tol)
+    close(torch.scatter_add(dev(x), 1, si[:, :3].to("ocl"), dev(src)),
+          torch.scatter_add(wide(x), 1, si[:, :3], wide(src)), dtype, tol=tol)
+    a, b = wide(x).clone(), dev(x).clone()
+    pi = torch.tensor([0, -1, 7, 0])
+    a.put_(pi, wide(src).reshape(-1)[:4], accumulate=True)
+    b.put_(pi.to("ocl"), dev(src).reshape(-1)[:4], accumulate=True)
+    close(b, a, dtype, tol=tol)
+    a, b = wide(x).clone(), dev(x).clone()
+    a.put_(pi[1:], wide(src).reshape(-1)[:3])
+    b.put_(pi[1:].to("ocl"), dev(src).reshape(-1)[:3])
+    close(b, a, dtype, tol=tol)
+
+
+@pytest.mark.parametrize("dtype", CX)
+def test_factories_and_log_sum_exp(dtype, no_fallback):
+    tol = 3e-5 if dtype == torch.complex64 else 1e-11
+    same(torch.eye(3, 4, dtype=dtype, device="ocl"), torch.eye(3, 4, dtype=dtype))
+    same(torch.eye(0, dtype=dtype, device="ocl"), torch.eye(0, dtype=dtype))
+    close(torch.linspace(1 - 2j, -3 + 5j, 7, dtype=dtype, device="ocl"),
+          torch.linspace(1 - 2j, -3 + 5j, 7, dtype=torch.complex128), dtype, tol=tol)
+    close(torch.linspace(2, 3j, 1, dtype=dtype, device="ocl"), torch.linspace(2, 3j, 1, dtype=torch.complex128),
+          dtype, tol=tol)
+    close(torch.logspace(0.1 - 1j, 1 + 2j, 5, base=2.0, dtype=dtype, device="ocl"),
+          torch.logspace(0.1 - 1j, 1 + 2j, 5, base=2.0, dtype=torch.complex128), dtype, tol=tol)
+    x = crand(4, 6, dtype=dtype, seed=28) * 3
+    for vname, v in variants(x):
+        close(torch.logsumexp(dev(v), 1), torch.logsumexp(wide(v), 1), dtype, tol=tol)
+        close(torch.logsumexp(dev(v), (0, 1), keepdim=True), torch.logsumexp(wide(v), (0, 1), keepdim=True), dtype,
+              tol=tol)
+        close(torch.logaddexp(dev(v), dev(v).flip(0)), torch.logaddexp(wide(v), wide(v).flip(0)), dtype, tol=tol)
+        close(torch.renorm(dev(v), 2, 0, 1.5), torch.renorm(wide(v), 2, 0, 1.5), dtype, tol=tol)
+    y = torch.tensor([complex(float("nan"), 0), complex(float("-inf"), 1), 1 + 1j], dtype=dtype)
+    close(torch.logaddexp(dev(y), dev(y).flip(0)), torch.logaddexp(wide(y), wide(y).flip(0)), dtype, tol=tol)
