@@ -500,15 +500,16 @@ at::Tensor cx_pow_ts(const at::Tensor& out_arg, const at::Tensor& a, const c10::
   g.run();
   return iter.output();
 }
-at::Tensor cx_pow_st(const c10::Scalar& base, const at::Tensor& e) {
-  return Forms<cx_pow_tt>::fn(at::scalar_tensor(base, e.options().device(at::kCPU).dtype(
-                                                          base.isComplex() ? at::kComplexDouble : at::kDouble)),
-                              e);
+// A Python number as a TensorIterator operand: a CPU wrapped number, which
+// takes part in type promotion as a Python scalar does.
+at::Tensor wrapped(const c10::Scalar& s) {
+  at::Tensor t = at::scalar_tensor(s, at::TensorOptions().dtype(s.isComplex() ? at::kComplexDouble : at::kDouble));
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
 }
+at::Tensor cx_pow_st(const c10::Scalar& base, const at::Tensor& e) { return Forms<cx_pow_tt>::fn(wrapped(base), e); }
 at::Tensor& cx_pow_st_out(const c10::Scalar& base, const at::Tensor& e, at::Tensor& out) {
-  at::Tensor b = at::scalar_tensor(base, e.options().device(at::kCPU).dtype(base.isComplex() ? at::kComplexDouble
-                                                                                              : at::kDouble));
-  return Forms<cx_pow_tt>::out(b, e, out);
+  return Forms<cx_pow_tt>::out(wrapped(base), e, out);
 }
 
 // lerp as the CPU computes it: |w| < 0.5 ? a + w (b - a) : b - (b - a)(1 - w)
@@ -580,8 +581,7 @@ at::Tensor cx_eq_t(const at::Tensor& out_arg, const at::Tensor& a, const at::Ten
 }
 template <bool NE>
 at::Tensor cx_eq_s(const at::Tensor& out_arg, const at::Tensor& a, const c10::Scalar& b) {
-  return cx_eq_t<NE>(out_arg, a, at::scalar_tensor(b, a.options().device(at::kCPU).dtype(
-                                                          b.isComplex() ? at::kComplexDouble : at::kDouble)));
+  return cx_eq_t<NE>(out_arg, a, wrapped(b));
 }
 
 at::Tensor cx_isnan(const at::Tensor& self) {

@@ -391,6 +391,12 @@ def test_pow_lerp_addc(dtype, no_fallback):
         close(torch.pow(dev(a), e), torch.pow(wide(a), e), dtype, tol=tol)
     close(torch.pow(dev(a), dev(b) * 0.3), torch.pow(wide(a), wide(b) * 0.3), dtype, tol=tol)
     close(torch.pow(2.0, dev(a)), torch.pow(2.0, wide(a)), dtype, tol=tol)
+    # a complex Python base with a real exponent tensor: the result takes the default complex dtype
+    r = a.real.contiguous()
+    got, want = torch.pow(2 - 1j, r.to("ocl")), torch.pow(2 - 1j, r)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    close(got, torch.pow(2 - 1j, r.double()), dtype, tol=tol)
+    assert torch.equal((dev(a) == complex(a[0, 0])).cpu(), a == complex(a[0, 0]))
     close(torch.pow(dev(a).conj(), dev(w)), torch.pow(wide(a).conj(), wide(w)), dtype, tol=tol)
     close(torch.lerp(dev(a), dev(b), 0.3), torch.lerp(wide(a), wide(b), 0.3), dtype, tol=tol)
     close(torch.lerp(dev(a), dev(b), 0.8 + 0.1j), torch.lerp(wide(a), wide(b), 0.8 + 0.1j), dtype, tol=tol)
