@@ -7,7 +7,7 @@ compare gradients. Each (op, dtype) is classified:
 
   pass       every sample ran natively (TORCH_OCL_FALLBACK=error) and matched
   mismatch   ran natively but some output differed from the CPU, and a float64
-             reference does not show ocl right (within tolerance of it, or
+             (complex128) reference does not show ocl right (within tolerance of it, or
              no further from it than twice the CPU's own error)
   fallback   needs an op without an ocl kernel (then re-run with the fallback
              on: 'fallback' if the result is right, 'fallback-mismatch' if not)
@@ -249,10 +249,13 @@ def _compare_sort_ties(op, sample, x, expected, actual, dtype):
 
 
 def _upcast(sample):
-    """The sample with every floating tensor in float64 (leaves keep requires_grad)."""
+    """The sample with every floating tensor in float64, every complex one in complex128
+    (leaves keep requires_grad)."""
     def up(t):
         if isinstance(t, torch.Tensor) and t.dtype.is_floating_point:
             return t.detach().double().requires_grad_(t.requires_grad)
+        if isinstance(t, torch.Tensor) and t.dtype.is_complex:
+            return t.detach().to(torch.complex128).requires_grad_(t.requires_grad)
         return t
     return type(sample)(tree_map(up, sample.input), args=tree_map(up, sample.args),
                         kwargs=tree_map(up, sample.kwargs), output_process_fn_grad=sample.output_process_fn_grad)
@@ -273,13 +276,14 @@ def _closer_than_cpu(expected, actual, reference):
                 return False
             continue
         a = a.detach().cpu()
-        if not e.dtype.is_floating_point or a.shape != e.shape or r.shape != e.shape:
+        if not (e.dtype.is_floating_point or e.dtype.is_complex) or a.shape != e.shape or r.shape != e.shape:
             if not torch.equal(a, e):
                 return False
             continue
         # the reference rounded to the output's dtype: the best any result can be
         # (a value past float16's range is inf there, as ocl's correctly rounded one)
-        r, a64, e64 = r.detach().to(e.dtype).double(), a.double(), e.detach().double()
+        wide = torch.complex128 if e.dtype.is_complex else torch.float64
+        r, a64, e64 = r.detach().to(e.dtype).to(wide), a.to(wide), e.detach().to(wide)
         fin = torch.isfinite(r)
         same_nonfinite = lambda x: torch.equal(torch.nan_to_num(x[~fin], 1.0), torch.nan_to_num(r[~fin], 1.0))  # noqa: E731
         if not (same_nonfinite(a64) or torch.equal(torch.nan_to_num(a64[~fin], 1.0), torch.nan_to_num(e64[~fin], 1.0))):
@@ -349,7 +353,7 @@ def run_case(op, dtype, max_samples, policy):
                 except AssertionError:
                     # The CPU's own float16/bfloat16/float32 result can be the
                     # less accurate one: ask a float64 reference.
-                    if not (dtype.is_floating_point and _judgeable(op) and
+                    if not ((dtype.is_floating_point or dtype.is_complex) and _judgeable(op) and
                             _judge_by_float64(op, sample, expected, actual)):
                         raise
                     judged64 += 1
