@@ -62,8 +62,10 @@ __kernel void conv_im2col_packed(__global const CV_BITS *x, __global CV_BITS *co
     long yrows = p.y0 * p.y1, rows = p.C * p.kvol;
     if (i >= p.N * rows * yrows)
         return;
-    long yy = i % yrows, t = i / yrows;
-    long r = t % rows, n = t / rows;
+    /* r fastest: neighbouring work-items write neighbouring W-runs of a
+     * panel, not one run in each of many panels */
+    long r = i % rows, t = i / rows;
+    long yy = t % yrows, n = t / yrows;
     long o0 = yy / p.y1, o1 = yy % p.y1;
     long c = r / p.kvol, j = r % p.kvol;
     long j2 = j % p.k2, j1 = (j / p.k2) % p.k1, j0 = j / (p.k1 * p.k2);
