@@ -818,6 +818,27 @@ at::Tensor& cx_renorm_(at::Tensor& self, const c10::Scalar& p, int64_t dim, cons
   return self;
 }
 
+// ---- random fills: PyTorch fills the real view ------------------------------
+
+at::Tensor& cx_normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+  if (!plain_target(self)) {
+    on_cpu("normal_", self, mean, std, gen);
+    return self;
+  }
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  // each part has half the variance
+  at::view_as_real(self).normal_(mean, std / std::sqrt(2.0), gen);
+  return self;
+}
+at::Tensor& cx_uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
+  if (!plain_target(self)) {
+    on_cpu("uniform_", self, from, to, gen);
+    return self;
+  }
+  at::view_as_real(self).uniform_(from, to, gen);
+  return self;
+}
+
 template <auto F>
 void reg_pairs(const char* name) {
   register_complex_kernel(name, c10::KernelFunction::makeFromUnboxedFunction(
@@ -904,6 +925,8 @@ void reg_pairs(const char* name) {
   reg_pairs<&cx_renorm>("renorm");
   reg_pairs<&cx_renorm_out>("renorm.out");
   reg_pairs<&cx_renorm_>("renorm_");
+  reg_pairs<&cx_normal_>("normal_");
+  reg_pairs<&cx_uniform_>("uniform_");
   return true;
 }();
 
