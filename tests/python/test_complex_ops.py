@@ -505,3 +505,24 @@ def test_random_fills(dtype, no_fallback):
     assert torch.rand_like(torch.empty(3, dtype=dtype, device="ocl")).dtype == dtype
     with pytest.raises(RuntimeError, match="std"):
         torch.empty(3, dtype=dtype, device="ocl").normal_(0.0, -1.0)
+
+
+def test_accumulating_scatters_mixed_dtypes_take_the_cpu():
+    """A real source into a complex tensor is refused by the CPU (dtypes must match): the call
+    goes there, counted, and raises as there."""
+    x = crand(4, 3, seed=29)
+    old = torch_ocl.get_fallback_policy()
+    try:
+        torch_ocl.set_fallback_policy("silent")
+        torch_ocl.reset_fallback_stats()
+        idx = torch.tensor([0, 2])
+        for fn in (lambda t, v, i: t.index_put_((i,), v, accumulate=True),
+                   lambda t, v, i: t.index_add_(0, i, v)):
+            with pytest.raises(RuntimeError) as cpu_err:
+                fn(x.clone(), torch.ones(2, 3), idx)
+            with pytest.raises(RuntimeError) as ocl_err:
+                fn(dev(x).clone(), torch.ones(2, 3, device="ocl"), idx.to("ocl"))
+            assert type(ocl_err.value) is type(cpu_err.value)
+        assert torch_ocl.fallback_stats(), "expected the CPU fallback"
+    finally:
+        torch_ocl.set_fallback_policy(old)
