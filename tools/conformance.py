@@ -70,10 +70,11 @@ CPU_ARGS = {"tensor_split": (0, "tensor_indices_or_sections")}
 # sort / argsort only when not stable (a stable sort has one right answer).
 TIE_OPS = ("topk", "kthvalue", "sort", "argsort")
 # Decompositions defined only up to the signs of their vectors (eigenvectors,
-# singular vectors): both sides are compared after the sample's own
-# output_process_fn_grad, which PyTorch's OpInfo gives them for exactly this
-# (|V|, |U|, U @ Vh).
-SIGN_FREE_OPS = ("linalg.eigh", "linalg.svd", "svd")
+# singular vectors; complex ones up to a phase, which the low-rank ones take
+# from their random projection): both sides are compared after the sample's
+# own output_process_fn_grad, which PyTorch's OpInfo gives them for exactly
+# this (|V|, |U|, U @ Vh).
+SIGN_FREE_OPS = ("linalg.eigh", "linalg.svd", "svd", "svd_lowrank", "pca_lowrank")
 
 
 def _canonical(op, sample, out):

@@ -553,29 +553,26 @@ at::Tensor& cx_cross_out(const at::Tensor& a, const at::Tensor& b, int64_t dim, 
 
 // ---- accumulating scatters on the real view (complex64 and complex128) ---
 
-at::Tensor as_complex_like(const at::Tensor& v, const at::Tensor& self) {
-  return resolved(v.scalar_type() == self.scalar_type() ? v : v.to(self.scalar_type()));
-}
 bool plain_target(const at::Tensor& self) { return self.is_complex() && !self.is_conj() && !self.is_neg(); }
 
 at::Tensor& cx_index_put_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
                           const at::Tensor& values, bool accumulate) {
-  if (!plain_target(self) || !(values.is_complex() || values.is_floating_point())) {
+  if (!plain_target(self) || values.scalar_type() != self.scalar_type()) {
     on_cpu("index_put_", self, indices, values, accumulate);
     return self;
   }
   at::Tensor r = at::view_as_real(self);
-  at::index_put_(r, indices, at::view_as_real(as_complex_like(values, self)), accumulate);
+  at::index_put_(r, indices, at::view_as_real(resolved(values)), accumulate);
   return self;
 }
 at::Tensor& cx_index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
                                const at::Tensor& values, bool accumulate, bool unsafe) {
-  if (!plain_target(self) || !(values.is_complex() || values.is_floating_point())) {
+  if (!plain_target(self) || values.scalar_type() != self.scalar_type()) {
     on_cpu("_index_put_impl_", self, indices, values, accumulate, unsafe);
     return self;
   }
   at::Tensor r = at::view_as_real(self);
-  at::_index_put_impl_(r, indices, at::view_as_real(as_complex_like(values, self)), accumulate, unsafe);
+  at::_index_put_impl_(r, indices, at::view_as_real(resolved(values)), accumulate, unsafe);
   return self;
 }
 at::Tensor cx_index_put(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
@@ -586,7 +583,7 @@ at::Tensor cx_index_put(const at::Tensor& self, const c10::List<std::optional<at
 
 at::Tensor& index_add_impl(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                            const c10::Scalar& alpha) {
-  at::Tensor src = as_complex_like(source, self);
+  at::Tensor src = resolved(source);
   if (!alpha.equal(1))
     src = src * alpha;
   at::Tensor t = self;
@@ -603,7 +600,7 @@ at::Tensor& index_add_impl(at::Tensor& self, int64_t dim, const at::Tensor& inde
 }
 at::Tensor& cx_index_add_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                           const c10::Scalar& alpha) {
-  if (!plain_target(self) || !(source.is_complex() || source.is_floating_point())) {
+  if (!plain_target(self) || source.scalar_type() != self.scalar_type()) {
     on_cpu("index_add_", self, dim, index, source, alpha);
     return self;
   }
@@ -611,7 +608,7 @@ at::Tensor& cx_index_add_(at::Tensor& self, int64_t dim, const at::Tensor& index
 }
 at::Tensor cx_index_add(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                         const c10::Scalar& alpha) {
-  if (!self.is_complex() || !(source.is_complex() || source.is_floating_point()))
+  if (!self.is_complex() || source.scalar_type() != self.scalar_type())
     return on_cpu("index_add", self, dim, index, source, alpha)[0].toTensor();
   at::Tensor out = resolved(self).clone();
   return index_add_impl(out, dim, index, source, alpha);
@@ -619,7 +616,7 @@ at::Tensor cx_index_add(const at::Tensor& self, int64_t dim, const at::Tensor& i
 at::Tensor& cx_index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                              const c10::Scalar& alpha, at::Tensor& out) {
   if (!self.is_complex() || out.scalar_type() != self.scalar_type() ||
-      !(source.is_complex() || source.is_floating_point())) {
+      source.scalar_type() != self.scalar_type()) {
     on_cpu("index_add.out", self, dim, index, source, alpha, out);
     return out;
   }
@@ -628,7 +625,7 @@ at::Tensor& cx_index_add_out(const at::Tensor& self, int64_t dim, const at::Tens
 }
 
 at::Tensor& scatter_add_impl(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src_in) {
-  at::Tensor src = as_complex_like(src_in, self);
+  at::Tensor src = resolved(src_in);
   at::Tensor t = self, idx = index;
   if (self.dim() == 0) {
     at::maybe_wrap_dim(dim, 1);
@@ -818,6 +815,27 @@ at::Tensor& cx_renorm_(at::Tensor& self, const c10::Scalar& p, int64_t dim, cons
   return self;
 }
 
+// ---- random fills: PyTorch fills the real view ------------------------------
+
+at::Tensor& cx_normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+  if (!plain_target(self)) {
+    on_cpu("normal_", self, mean, std, gen);
+    return self;
+  }
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  // each part has half the variance
+  at::view_as_real(self).normal_(mean, std / std::sqrt(2.0), gen);
+  return self;
+}
+at::Tensor& cx_uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
+  if (!plain_target(self)) {
+    on_cpu("uniform_", self, from, to, gen);
+    return self;
+  }
+  at::view_as_real(self).uniform_(from, to, gen);
+  return self;
+}
+
 template <auto F>
 void reg_pairs(const char* name) {
   register_complex_kernel(name, c10::KernelFunction::makeFromUnboxedFunction(
@@ -904,6 +922,8 @@ void reg_pairs(const char* name) {
   reg_pairs<&cx_renorm>("renorm");
   reg_pairs<&cx_renorm_out>("renorm.out");
   reg_pairs<&cx_renorm_>("renorm_");
+  reg_pairs<&cx_normal_>("normal_");
+  reg_pairs<&cx_uniform_>("uniform_");
   return true;
 }();
 

@@ -485,3 +485,44 @@ def test_factories_and_log_sum_exp(dtype, no_fallback):
         close(torch.renorm(dev(v), 2, 0, 1.5), torch.renorm(wide(v), 2, 0, 1.5), dtype, tol=tol)
     y = torch.tensor([complex(float("nan"), 0), complex(float("-inf"), 1), 1 + 1j], dtype=dtype)
     close(torch.logaddexp(dev(y), dev(y).flip(0)), torch.logaddexp(wide(y), wide(y).flip(0)), dtype, tol=tol)
+
+
+@pytest.mark.parametrize("dtype", CX)
+def test_random_fills(dtype, no_fallback):
+    """normal_/randn fill each part with half the variance, uniform_ each part in [from, to): as
+    PyTorch does on the CPU (through view_as_real)."""
+    torch.manual_seed(0)
+    z = torch.randn(200000, dtype=dtype, device="ocl").cpu()
+    assert abs(z.real.mean().item()) < 0.01 and abs(z.imag.mean().item()) < 0.01
+    assert abs(z.real.var().item() - 0.5) < 0.01 and abs(z.imag.var().item() - 0.5) < 0.01
+    assert abs(z.var().item() - 1.0) < 0.02  # complex var sums the parts'
+    w = torch.empty(100000, dtype=dtype, device="ocl").normal_(2.0, 3.0).cpu()
+    assert abs(w.real.mean().item() - 2.0) < 0.05 and abs(w.imag.mean().item() - 2.0) < 0.05
+    assert abs(w.real.std().item() - 3.0 / 2 ** 0.5) < 0.05
+    u = torch.empty(100000, dtype=dtype, device="ocl").uniform_(-1.0, 3.0).cpu()
+    for p in (u.real, u.imag):
+        assert p.min().item() >= -1.0 and p.max().item() < 3.0 and abs(p.mean().item() - 1.0) < 0.05
+    assert torch.rand_like(torch.empty(3, dtype=dtype, device="ocl")).dtype == dtype
+    with pytest.raises(RuntimeError, match="std"):
+        torch.empty(3, dtype=dtype, device="ocl").normal_(0.0, -1.0)
+
+
+def test_accumulating_scatters_mixed_dtypes_take_the_cpu():
+    """A real source into a complex tensor is refused by the CPU (dtypes must match): the call
+    goes there, counted, and raises as there."""
+    x = crand(4, 3, seed=29)
+    old = torch_ocl.get_fallback_policy()
+    try:
+        torch_ocl.set_fallback_policy("silent")
+        torch_ocl.reset_fallback_stats()
+        idx = torch.tensor([0, 2])
+        for fn in (lambda t, v, i: t.index_put_((i,), v, accumulate=True),
+                   lambda t, v, i: t.index_add_(0, i, v)):
+            with pytest.raises(RuntimeError) as cpu_err:
+                fn(x.clone(), torch.ones(2, 3), idx)
+            with pytest.raises(RuntimeError) as ocl_err:
+                fn(dev(x).clone(), torch.ones(2, 3, device="ocl"), idx.to("ocl"))
+            assert type(ocl_err.value) is type(cpu_err.value)
+        assert torch_ocl.fallback_stats(), "expected the CPU fallback"
+    finally:
+        torch_ocl.set_fallback_policy(old)
