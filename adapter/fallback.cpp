@@ -598,9 +598,9 @@ namespace {
 // Tensor.to("ocl") of a CPU sparse CSR tensor works (PyTorch builds it from
 // its index and value tensors), but no op has an ocl kernel for these
 // layouts. Their ops run on the CPU, counted and governed by the same policy
-// as dense fallbacks. Compressed tensors move by their parts, read from the
-// TensorImpl: moving them with Tensor.to would dispatch back here. An op
-// that writes into an argument is refused, not emulated.
+// as dense fallbacks. Sparse tensors move by their parts, read from the
+// TensorImpl: moving them with Tensor.to would dispatch back here. An
+// argument the op writes (in-place, out=) takes the CPU result's parts.
 
 bool is_compressed(const at::Tensor& t) {
   return t.defined() && (t.layout() == at::kSparseCsr || t.layout() == at::kSparseCsc ||
@@ -644,28 +644,78 @@ c10::IValue move_value(const c10::IValue& v, const c10::Device& to) {
   return v;
 }
 
+// Put a CPU result into an ocl argument the op wrote: a sparse one takes the
+// result's parts (moved to its device), a dense one its values.
+void assign_written(const at::Tensor& cpu, const at::Tensor& dev, const std::string& name) {
+  if (!cpu.defined() || !dev.defined() || !on_ocl(dev))
+    return;
+  TORCH_CHECK(cpu.layout() == dev.layout(), "torch_ocl: '", name, "' changed the layout of an argument it wrote");
+  if (dev.layout() == at::kStrided) {
+    write_back(cpu, dev);
+  } else if (dev.layout() == at::kSparse) {
+    at::Tensor moved = move(cpu, dev.device());
+    auto* src = static_cast<at::SparseTensorImpl*>(moved.unsafeGetTensorImpl());
+    auto* dst = static_cast<at::SparseTensorImpl*>(dev.unsafeGetTensorImpl());
+    dst->raw_resize_(src->sparse_dim(), src->dense_dim(), moved.sizes());
+    dst->set_indices_and_values_unsafe(src->indices(), src->values());
+    dst->set_coalesced(src->coalesced());
+  } else {
+    at::Tensor moved = move(cpu, dev.device());
+    auto* src = static_cast<at::SparseCsrTensorImpl*>(moved.unsafeGetTensorImpl());
+    static_cast<at::SparseCsrTensorImpl*>(dev.unsafeGetTensorImpl())
+        ->set_member_tensors(src->compressed_indices(), src->plain_indices(), src->values(), moved.sizes());
+  }
+}
+
 void ocl_sparse_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   std::string name = schema.name();
   if (!schema.overload_name().empty())
     name += "." + schema.overload_name();
-  for (const auto& a : schema.arguments())
-    TORCH_CHECK_NOT_IMPLEMENTED(!a.alias_info() || !a.alias_info()->isWrite(), "torch_ocl: '", name,
-                                "' writes into an argument, which is not supported for sparse tensors on ocl (they "
-                                "have no ocl kernels); move them to the CPU first");
-  note_fallback(name);
   const size_t nargs = schema.arguments().size();
   const size_t begin = stack->size() - nargs;
   std::vector<c10::IValue> dev_args(stack->begin() + begin, stack->end());
   std::optional<c10::Device> target = target_device(dev_args);
+  if (target)
+    check_out_device(schema, dev_args, *target);
+  note_fallback(name);
+  std::vector<c10::IValue> cpu_args(nargs);
   for (size_t i = 0; i < nargs; i++)
-    (*stack)[begin + i] = move_value(dev_args[i], c10::Device(c10::kCPU));
+    (*stack)[begin + i] = cpu_args[i] = move_value(dev_args[i], c10::Device(c10::kCPU));
   op.callBoxed(stack);
-  if (!target)
-    return;
-  const size_t nret = schema.returns().size();
-  for (size_t r = stack->size() - nret; r < stack->size(); r++)
-    (*stack)[r] = move_value((*stack)[r], *target);
+  // Written arguments: the CPU copies hold the results (same tensor objects).
+  for (size_t i = 0; i < nargs; i++) {
+    const auto* alias = schema.arguments()[i].alias_info();
+    if (!alias || !alias->isWrite())
+      continue;
+    if (dev_args[i].isTensor()) {
+      assign_written(cpu_args[i].toTensor(), dev_args[i].toTensor(), name);
+    } else if (dev_args[i].isTensorList()) {
+      auto d = dev_args[i].toTensorVector();
+      auto c = cpu_args[i].toTensorVector();
+      for (size_t k = 0; k < d.size(); k++)
+        assign_written(c[k], d[k], name);
+    }
+  }
+  // Returns: a mutable alias is the original ocl argument; the rest move.
+  const auto& returns = schema.returns();
+  const size_t rbegin = stack->size() - returns.size();
+  for (size_t r = 0; r < returns.size(); r++) {
+    c10::IValue& v = (*stack)[rbegin + r];
+    const auto* alias = returns[r].alias_info();
+    if (alias && alias->isWrite()) {
+      for (size_t i = 0; i < nargs; i++) {
+        const auto* in_alias = schema.arguments()[i].alias_info();
+        if (in_alias && *in_alias == *alias) {
+          v = dev_args[i];
+          break;
+        }
+      }
+      continue;
+    }
+    if (target)
+      v = move_value(v, *target);
+  }
 }
 
 }  // namespace

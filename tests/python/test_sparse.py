@@ -60,16 +60,26 @@ def test_sampled_addmm_and_mm_reduce_match_cpu():
     assert stats["aten::sparse_sampled_addmm"] == 1 and stats["aten::_sparse_mm_reduce_impl"] == 4
 
 
-def test_policy_error_forbids_and_writes_are_refused():
+def test_policy_error_forbids_and_writes_land_in_the_ocl_tensor():
     o = _sparse(torch.sparse_csr).to(OCL)
     torch_ocl.set_fallback_policy("error")
     with pytest.raises(NotImplementedError, match="TORCH_OCL_FALLBACK=error"):
         torch.sparse.mm(o, torch.randn(8, 2, device=OCL), "sum")
-    torch_ocl.set_fallback_policy("silent")
-    with pytest.raises(NotImplementedError, match="writes into an argument"):
-        o.zero_()
-    # the tensor is intact after the refused write
     torch.testing.assert_close(o.cpu().to_dense(), _sparse(torch.sparse_csr).to_dense(), rtol=0, atol=0)
+    torch_ocl.set_fallback_policy("silent")
+    # in place
+    ret = o.zero_()
+    assert ret is o and o.device.type == "ocl"
+    torch.testing.assert_close(o.cpu().to_dense(), torch.zeros(6, 8), rtol=0, atol=0)
+    # out=, into a sparse ocl tensor of another sparsity pattern
+    a = _sparse(torch.sparse_csr, (5, 7))
+    m1, m2 = torch.randn(5, 3), torch.randn(3, 7)
+    out = _sparse(torch.sparse_csr, (5, 7)).to(OCL)
+    torch.sparse.sampled_addmm(a.to(OCL), m1.to(OCL), m2.to(OCL), out=out)
+    torch.testing.assert_close(out.cpu().to_dense(), torch.sparse.sampled_addmm(a, m1, m2).to_dense())
+    # an out= on the CPU is refused naming the device, as dense ops do
+    with pytest.raises(RuntimeError, match="device"):
+        torch.sparse.sampled_addmm(a.to(OCL), m1.to(OCL), m2.to(OCL), out=a.clone())
 
 
 def test_coo_round_trip_to_sparse_and_ops():
