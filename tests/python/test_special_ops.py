@@ -208,10 +208,14 @@ def test_dtype_rules():
             fn(h.to("ocl"))
     with pytest.raises(NotImplementedError):
         torch.logaddexp(i.to("ocl"), i.to("ocl"))  # integer logaddexp is refused, as on the CPU
+    # Against the float64 result rounded to dt: the CPU's own half-precision
+    # result is not a referee (its scalar tail element, here index 32, can be
+    # several ulps off: i0e(-1.1553) in float16 is 0.42871 on the CPU,
+    # 0.42920 on ocl and correctly rounded).
     for fn in (torch.i0, torch.sinc, torch.special.i0e, torch.special.entr):
         for dt in (torch.float16, torch.bfloat16):
             x = (torch.rand(33) * 6 - 2).to(dt)
-            torch.testing.assert_close(fn(x.to("ocl")).cpu(), fn(x))
+            torch.testing.assert_close(fn(x.to("ocl")).cpu(), fn(x.double()).to(dt))
     for dt in (torch.float16, torch.bfloat16):
         a, b = (torch.randn(40) * 5).to(dt), (torch.randn(40) * 5).to(dt)
         torch.testing.assert_close(torch.logaddexp(a.to("ocl"), b.to("ocl")).cpu(), torch.logaddexp(a, b))
