@@ -111,6 +111,11 @@ void ocl_sparse_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack
   std::string name = schema.name();
   if (!schema.overload_name().empty())
     name += "." + schema.overload_name();
+  // Collectives would run through the process group with CPU copies and
+  // write the parts back on one rank only as far as that rank knows: refused.
+  TORCH_CHECK_NOT_IMPLEMENTED(schema.name().rfind("c10d::", 0) != 0, "torch_ocl: '", name,
+                              "' on a sparse tensor: collectives on sparse ocl tensors are not supported; "
+                              "use to_dense() first, or run the collective on the CPU");
   const size_t nargs = schema.arguments().size();
   const size_t begin = stack->size() - nargs;
   std::vector<c10::IValue> dev_args(stack->begin() + begin, stack->end());
