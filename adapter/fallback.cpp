@@ -218,12 +218,26 @@ void check_out_device(const c10::FunctionSchema& schema, const std::vector<c10::
   }
 }
 
-// Also the route of complex arguments to real-only kernels (aten/ocl_complex_route.h).
-void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const auto& schema = op.schema();
+std::string op_name(const c10::FunctionSchema& schema) {
   std::string name = schema.name();
   if (!schema.overload_name().empty())
     name += "." + schema.overload_name();
+  return name;
+}
+
+int written_argument(const c10::FunctionSchema& schema, const c10::AliasInfo& ret) {
+  for (size_t i = 0; i < schema.arguments().size(); i++) {
+    const auto* in_alias = schema.arguments()[i].alias_info();
+    if (in_alias && *in_alias == ret)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Also the route of complex arguments to real-only kernels (aten/ocl_complex_route.h).
+void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  std::string name = op_name(schema);
   note_fallback(name);
 
   const size_t nargs = schema.arguments().size();
@@ -287,15 +301,9 @@ void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     c10::IValue& v = (*stack)[rbegin + r];
     const auto* alias = returns[r].alias_info();
     if (alias && alias->isWrite()) {
-      bool found = false;
-      for (size_t i = 0; i < nargs && !found; i++) {
-        const auto* in_alias = schema.arguments()[i].alias_info();
-        if (in_alias && *in_alias == *alias) {
-          v = dev_args[i];
-          found = true;
-        }
-      }
-      TORCH_CHECK(found, "torch_ocl: ", name, " returns a mutable alias that matches no argument");
+      int i = written_argument(schema, *alias);
+      TORCH_CHECK(i >= 0, "torch_ocl: ", name, " returns a mutable alias that matches no argument");
+      v = dev_args[i];
       continue;
     }
     if (alias)

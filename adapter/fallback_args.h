@@ -6,6 +6,7 @@
 #include <ATen/core/ivalue.h>
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace torch_ocl {
@@ -41,5 +42,12 @@ std::optional<c10::Device> target_device(c10::ArrayRef<c10::IValue> args);
 // refused, as the CPU and CUDA backends refuse a wrong-device out.
 void check_out_device(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
                       const c10::Device& dev);
+
+// "aten::name.overload", as fallback counts and messages name ops.
+std::string op_name(const c10::FunctionSchema& schema);
+
+// The index of the argument a mutable-alias return aliases (an in-place or
+// out= op returns its written argument), or -1.
+int written_argument(const c10::FunctionSchema& schema, const c10::AliasInfo& ret);
 
 }  // namespace torch_ocl

@@ -108,9 +108,7 @@ void assign_written(const at::Tensor& cpu, const at::Tensor& dev, const std::str
 
 void ocl_sparse_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
-  std::string name = schema.name();
-  if (!schema.overload_name().empty())
-    name += "." + schema.overload_name();
+  std::string name = op_name(schema);
   // Collectives would run through the process group with CPU copies and
   // write the parts back on one rank only as far as that rank knows: refused.
   TORCH_CHECK_NOT_IMPLEMENTED(schema.name().rfind("c10d::", 0) != 0, "torch_ocl: '", name,
@@ -148,13 +146,9 @@ void ocl_sparse_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack
     c10::IValue& v = (*stack)[rbegin + r];
     const auto* alias = returns[r].alias_info();
     if (alias && alias->isWrite()) {
-      for (size_t i = 0; i < nargs; i++) {
-        const auto* in_alias = schema.arguments()[i].alias_info();
-        if (in_alias && *in_alias == *alias) {
-          v = dev_args[i];
-          break;
-        }
-      }
+      int i = written_argument(schema, *alias);
+      if (i >= 0)
+        v = dev_args[i];
       continue;
     }
     if (target)
