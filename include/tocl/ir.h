@@ -214,6 +214,11 @@ typedef struct tocl_ir_graph {
 /* Builders return the new node's index, or -1 (and set g->overflow) when a
  * table is full or an argument is invalid. */
 void tocl_ir_init(tocl_ir_graph *g);
+/* Copy the used part of src (its n_* entries of each table): a few hundred
+ * bytes for a typical op instead of the whole 3 KB struct. What lies past
+ * the counts in dst is left as it was; hashing, equality and rendering
+ * read only the counted entries. */
+void tocl_ir_copy(tocl_ir_graph *dst, const tocl_ir_graph *src);
 int tocl_ir_input(tocl_ir_graph *g, tocl_dtype storage);
 int tocl_ir_scalar(tocl_ir_graph *g, tocl_dtype compute);
 int tocl_ir_cast(tocl_ir_graph *g, int a, tocl_dtype to);

@@ -12,6 +12,19 @@ void tocl_ir_init(tocl_ir_graph *g) {
         memset(g, 0, sizeof *g);
 }
 
+void tocl_ir_copy(tocl_ir_graph *dst, const tocl_ir_graph *src) {
+    dst->n_nodes = src->n_nodes;
+    memcpy(dst->nodes, src->nodes, (size_t)src->n_nodes * sizeof src->nodes[0]);
+    dst->n_inputs = src->n_inputs;
+    memcpy(dst->input_dtypes, src->input_dtypes, (size_t)src->n_inputs * sizeof src->input_dtypes[0]);
+    dst->n_scalars = src->n_scalars;
+    memcpy(dst->scalar_dtypes, src->scalar_dtypes, (size_t)src->n_scalars * sizeof src->scalar_dtypes[0]);
+    dst->n_outputs = src->n_outputs;
+    memcpy(dst->output_nodes, src->output_nodes, (size_t)src->n_outputs * sizeof src->output_nodes[0]);
+    memcpy(dst->output_dtypes, src->output_dtypes, (size_t)src->n_outputs * sizeof src->output_dtypes[0]);
+    dst->overflow = src->overflow;
+}
+
 static int fail(tocl_ir_graph *g) {
     g->overflow = 1;
     return -1;

@@ -243,7 +243,7 @@ tocl_status tocl_defer_record(int dev, int stream, const tocl_ir_graph *g, const
     r->corr = tocl_trace_active() ? tocl_trace_corr_current() : 0;
     if (g->n_scalars)
         memcpy(r->sc, scalars, (size_t)g->n_scalars * sizeof *scalars);
-    memcpy(&r->g, g, sizeof *g);
+    tocl_ir_copy(&r->g, g); /* the used part only: the whole struct is 3 KB, copied per op */
     tocl_defer_index_outputs(d, stream, s->n);
     s->n++;
     d->pending++;
@@ -551,8 +551,12 @@ tocl_status tocl_defer_run_group(int dev, int stream, d_rec *recs, const d_group
 /* ---- flushing ------------------------------------------------------------------- */
 
 int tocl_defer_plan(int dev, d_rec *recs, int n, d_group *groups) {
-    atomic_fetch_add(&st.inlined, (uint64_t)tocl_defer_inline_broadcasts(dev, recs, n));
-    return tocl_defer_group_all(recs, n, groups);
+    d_spans written;
+    tocl_defer_spans_build(recs, n, &written);
+    atomic_fetch_add(&st.inlined, (uint64_t)tocl_defer_inline_broadcasts(dev, recs, n, &written));
+    int ng = tocl_defer_group_all(recs, n, groups, &written);
+    tocl_defer_spans_free(&written);
+    return ng;
 }
 
 /* The stream's n records ran, but for `kept` moved to its front, which stay

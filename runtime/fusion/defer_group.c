@@ -250,13 +250,23 @@ void tocl_defer_group_one(d_rec *recs, d_group *gr, int ri) {
  * gx computes, e.g. an optimizer's last update reading state that earlier
  * ops updated). Legal when no group between them conflicts with gx's ops
  * (they move past those groups) and the union fits one kernel. */
-static int absorb(d_rec *recs, d_group *groups, int gx, int gc) {
-    d_group *x = &groups[gx], *c = &groups[gc];
+/* The cheap half of absorb's test: could the union of x and c be one
+ * kernel at all (same size, room for its nodes, scalars and outputs)?
+ * Asked before the conflict walk, which costs a pass over x's records: a
+ * long chain of ops writing one tensor (a loop of `add(x, y, out=z)`)
+ * conflicts with every older group, and walking them all for each new op
+ * made grouping quadratic (40% of the host time per op). */
+static int absorb_fits(const d_group *x, const d_group *c) {
     if (!x->nrec || x->numel != c->numel || !math_ok(x->math, c->math) ||
         x->nodes + c->nodes > TOCL_IR_MAX_NODES || x->scalars + c->scalars > TOCL_IR_MAX_SCALARS ||
         x->outputs + c->outputs > TOCL_IR_MAX_OUTPUTS)
         return 0;
-    if (!x->flat && !c->flat && !same_shape(x->ndim, x->sizes, c->ndim, c->sizes))
+    return x->flat || c->flat || same_shape(x->ndim, x->sizes, c->ndim, c->sizes);
+}
+
+static int absorb(d_rec *recs, d_group *groups, int gx, int gc) {
+    d_group *x = &groups[gx], *c = &groups[gc];
+    if (!absorb_fits(x, c))
         return 0;
     for (int w = x->first; w >= 0; w = recs[w].next_in_group)
         for (int gy = gx + 1; gy < gc; gy++)
@@ -314,7 +324,7 @@ static int absorb(d_rec *recs, d_group *groups, int gx, int gc) {
  * the writers of what an op reads, walk back to the newest writer that
  * covers it: older ones wrote memory that was overwritten in between (an
  * address the allocator handed out again). */
-static void mark_outputs(d_rec *recs, int n, const d_group *groups, int ng) {
+static void mark_outputs(d_rec *recs, int n, const d_group *groups, int ng, const d_spans *written) {
     for (int gi = 0; gi < ng; gi++)
         for (int w = groups[gi].first; w >= 0; w = recs[w].next_in_group)
             for (int b = 0; b < recs[w].nout; b++)
@@ -322,9 +332,15 @@ static void mark_outputs(d_rec *recs, int n, const d_group *groups, int ng) {
                     for (int k = 0; k < recs[v].nout; k++)
                         if (overlap(&recs[w].op[b], &recs[v].op[k]))
                             recs[w].superseded[b] = 1;
+    /* Reads of memory no record writes (weights, a loop's inputs) need no
+     * walk: without this check each such read walked back over every older
+     * record, quadratic in the records of a flush (a loop of 4096
+     * `add(x, y, out=z)` spent 40% of its host time here). */
     for (int i = 0; i < n; i++) {
         d_rec *r = &recs[i];
         for (int a = r->nout; a < r->nops; a++) {
+            if (!tocl_defer_maybe_written(written, &r->op[a]))
+                continue;
             int covered = 0, w = i - 1;
             for (; w >= 0 && w >= i - NEEDED_SCAN && !covered; w--)
                 for (int b = 0; b < recs[w].nout; b++)
@@ -342,7 +358,7 @@ static void mark_outputs(d_rec *recs, int n, const d_group *groups, int ng) {
 }
 
 /* Place every record; returns the number of groups (some may end empty). */
-int tocl_defer_group_all(d_rec *recs, int n, d_group *groups) {
+int tocl_defer_group_all(d_rec *recs, int n, d_group *groups, const d_spans *written) {
     int ng = 0;
     for (int i = 0; i < n; i++) { /* marks of an earlier grouping of these records no longer hold */
         memset(recs[i].needed, 0, sizeof recs[i].needed);
@@ -361,14 +377,14 @@ int tocl_defer_group_all(d_rec *recs, int n, d_group *groups) {
         if (gd >= 0 && try_join(recs, &groups[gd], i)) {
             r->group = gd;
             for (int gx = gd - 1; gx >= 0; gx--)
-                if (groups[gx].nrec && conflicts(recs, &groups[gx], r))
+                if (absorb_fits(&groups[gx], &groups[gd]) && conflicts(recs, &groups[gx], r))
                     absorb(recs, groups, gx, gd);
         } else {
             r->group = ng;
             tocl_defer_group_one(recs, &groups[ng++], i);
         }
     }
-    mark_outputs(recs, n, groups, ng);
+    mark_outputs(recs, n, groups, ng, written);
     return ng;
 }
 

@@ -124,13 +124,15 @@ static int inline_one(int dev, d_rec *recs, int wi, int b, d_rec *r, int a) {
     return 1;
 }
 
-int tocl_defer_inline_broadcasts(int dev, d_rec *recs, int n) {
+int tocl_defer_inline_broadcasts(int dev, d_rec *recs, int n, const d_spans *written) {
     int done = 0;
     for (int pass = 0; pass < PASSES; pass++) {
         int changed = 0;
         for (int ri = 1; ri < n; ri++) {
             d_rec *r = &recs[ri];
             for (int a = r->nout; a < r->nops; a++) {
+                if (!tocl_defer_maybe_written(written, &r->op[a]))
+                    continue;
                 /* The newest writer of what r reads. */
                 int wi = ri - 1, b = -1;
                 for (; wi >= 0 && wi >= ri - WRITER_SCAN && b < 0; wi--)

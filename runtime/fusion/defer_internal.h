@@ -136,7 +136,8 @@ typedef struct merged {
  * end empty) with each output's needed/superseded marks set. */
 int tocl_defer_math_calls(int dev, const tocl_ir_graph *g);
 void tocl_defer_group_one(d_rec *recs, d_group *gr, int ri);
-int tocl_defer_group_all(d_rec *recs, int n, d_group *groups);
+typedef struct d_spans d_spans;
+int tocl_defer_group_all(d_rec *recs, int n, d_group *groups, const d_spans *written);
 /* A view (ndim, sizes, strides) of the elements an op wrote over its own
  * space (gnd dims gsz, strides tst of the written operand), as pieces of
  * that space: view dim i steps q[i] positions along dim gd[i]; with
@@ -152,7 +153,19 @@ int tocl_defer_conflicts_later(d_rec *recs, const d_group *groups, int ng, int g
 
 /* defer_inline.c: consumers take in the graphs of dead broadcast producers
  * they read (before grouping); returns how many were inlined. */
-int tocl_defer_inline_broadcasts(int dev, d_rec *recs, int n);
+int tocl_defer_inline_broadcasts(int dev, d_rec *recs, int n, const d_spans *written);
+
+/* defer_spans.c: the bytes n records write, as sorted disjoint spans, so
+ * that a read of memory no record writes (a weight, a loop's input) skips
+ * the walk back for its writer. Built once per flush (inlining changes only
+ * inputs). If memory runs out, every read counts as maybe written. */
+struct d_spans {
+    struct { uint64_t lo, hi; } *s;
+    int n; /* -1: unknown */
+};
+void tocl_defer_spans_build(const d_rec *recs, int n, d_spans *out);
+void tocl_defer_spans_free(d_spans *sp);
+int tocl_defer_maybe_written(const d_spans *sp, const d_operand *a);
 
 /* defer.c: the device's state (created on demand); the group's merged graph
  * (0 when it does not fit one kernel), with *target_node set to the node
