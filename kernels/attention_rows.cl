@@ -30,8 +30,8 @@ typedef struct att_row {
 inline att_row att_row_of(const tocl_att_params *p, const tocl_att_block *k, long gid)
 {
     att_row r;
-    long t = gid / k->rows, ii = gid - t * k->rows, hk = t % p->Hk;
-    r.b = k->b0 + t / p->Hk;
+    long t = gid / k->rows, ii = gid - t * k->rows, u = k->t0 + t, hk = u % p->Hk;
+    r.b = k->b0 + u / p->Hk;
     r.h = hk * (p->Hq / p->Hk) + k->r;
     r.i = k->i0 + ii;
     r.off = t * k->bs + ii * k->n;

@@ -27,24 +27,24 @@
 #include "ops/attention_internal.h"
 #include "tocl/gemm.h"
 
-/* Scratch elements per score block: 8 MiB of float32 stays near the last
- * level cache on this host's CPUs and is large enough that each block's
- * GEMMs (M = block rows) reach full speed. */
-#define ATT_SCRATCH_ELEMS ((int64_t)1 << 21)
+/* Scratch per score block: 8M elements (32 MiB of float32). Blocks are
+ * as tall as the caps allow first, since each block repacks K and V for
+ * its products (at 64 rows, packing took 40% of L=2048's time); the GEMM
+ * batch is then split into chunks that fit. Causal blocks are capped
+ * lower: the part of the masked triangle a block still computes grows
+ * with its height. */
+#define ATT_SCRATCH_ELEMS ((int64_t)1 << 23)
 #define ATT_BLOCK_MIN 16
 #define ATT_BLOCK_MAX 256
 #define ATT_ROWS_LOCAL 64 /* one fixed local size: PoCL compiles per local size */
 
-/* Query rows per block. Causal blocks are capped lower: the part of the
- * masked triangle a block still computes grows with its height. */
-static int64_t att_block_rows(int64_t nb, const tocl_att_params *p) {
+static int64_t att_block_rows(const tocl_att_params *p) {
     const char *v = tocl_env("TORCH_OCL_ATTENTION_BLOCK");
     int64_t lb = v ? (int64_t)atoll(v) : 0;
     if (lb <= 0) {
-        lb = ATT_SCRATCH_ELEMS / (nb * p->S);
-        lb = lb / ATT_BLOCK_MIN * ATT_BLOCK_MIN;
-        int64_t cap = p->causal ? ATT_BLOCK_MAX / 2 : ATT_BLOCK_MAX;
-        lb = lb < ATT_BLOCK_MIN ? ATT_BLOCK_MIN : lb > cap ? cap : lb;
+        lb = p->causal ? ATT_BLOCK_MAX / 2 : ATT_BLOCK_MAX;
+        while (lb > ATT_BLOCK_MIN && lb * p->S > ATT_SCRATCH_ELEMS)
+            lb /= 2;
     }
     return lb < p->L ? lb : p->L;
 }
@@ -69,18 +69,20 @@ static tocl_gemm_operand att_op(const tocl_tensor *x, int64_t off, int64_t bs, i
     return o;
 }
 
-/* Query-like tensor x at (b, head r of each group, row i0): offset, batch stride. */
-static tocl_gemm_operand att_qop(const tocl_att_params *p, const tocl_tensor *x, int64_t b, int64_t r, int64_t i0,
+/* Query-like tensor x at block k: batch items t0.. of batch b0, head r of
+ * each group, rows from i0. */
+static tocl_gemm_operand att_qop(const tocl_att_params *p, const tocl_tensor *x, const tocl_att_block *k,
                                  int transpose) {
     const int64_t *s = x->strides;
-    int64_t off = b * s[0] + r * s[1] + i0 * s[2], bs = p->Hq / p->Hk * s[1];
+    int64_t bs = p->Hq / p->Hk * s[1], off = k->b0 * s[0] + k->t0 * bs + k->r * s[1] + k->i0 * s[2];
     return transpose ? att_op(x, off, bs, s[3], s[2]) : att_op(x, off, bs, s[2], s[3]);
 }
 
-/* Key-like tensor x of batch item b (rows are keys). */
-static tocl_gemm_operand att_kop(const tocl_tensor *x, int64_t b, int transpose) {
+/* Key-like tensor x at block k (rows are keys). */
+static tocl_gemm_operand att_kop(const tocl_tensor *x, const tocl_att_block *k, int transpose) {
     const int64_t *s = x->strides;
-    return transpose ? att_op(x, b * s[0], s[1], s[3], s[2]) : att_op(x, b * s[0], s[1], s[2], s[3]);
+    int64_t off = k->b0 * s[0] + k->t0 * s[1];
+    return transpose ? att_op(x, off, s[1], s[3], s[2]) : att_op(x, off, s[1], s[2], s[3]);
 }
 
 /* Scratch block at element offset off: [nb, rows, n] dense, or its transpose. */
@@ -142,18 +144,21 @@ static tocl_status att_rows_launch(int dev, int stream, tocl_ops_kernel *k, cons
     return tocl_nn_launch(dev, stream, k, global, ATT_ROWS_LOCAL, a, n);
 }
 
-/* The blocks of one call, in launch order. */
+/* The blocks of one call, in launch order: batch items looped here, chunks
+ * of the GEMM batch, query heads of a group, query blocks. */
 typedef struct att_walk {
-    int64_t nb, lb, nbatch; /* GEMM batch, block rows, batch items looped here */
+    int64_t ntot, chunk, lb, nbatch; /* GEMM batch, its chunk, block rows, batch items looped here */
     tocl_att_block bk;
 } att_walk;
 
 static void att_walk_init(att_walk *w, const tocl_att_params *p, int folds) {
     memset(w, 0, sizeof *w);
-    w->nb = folds ? p->B * p->Hk : p->Hk;
+    w->ntot = folds ? p->B * p->Hk : p->Hk;
     w->nbatch = folds ? 1 : p->B;
-    w->lb = att_block_rows(w->nb, p);
-    w->bk.nb = w->nb;
+    w->lb = att_block_rows(p);
+    const char *v = tocl_env("TORCH_OCL_ATTENTION_CHUNK"); /* tests: chunk edges at small sizes */
+    w->chunk = v ? (int64_t)atoll(v) : ATT_SCRATCH_ELEMS / (w->lb * p->S);
+    w->chunk = w->chunk < 1 ? 1 : w->chunk > w->ntot ? w->ntot : w->chunk;
     w->bk.i0 = -w->lb; /* att_walk_next steps to the first block */
 }
 
@@ -164,10 +169,15 @@ static int att_walk_next(att_walk *w, const tocl_att_params *p) {
         k->i0 = 0;
         if (++k->r == p->Hq / p->Hk) {
             k->r = 0;
-            if (++k->b0 == w->nbatch)
-                return 0;
+            k->t0 += w->chunk;
+            if (k->t0 >= w->ntot) {
+                k->t0 = 0;
+                if (++k->b0 == w->nbatch)
+                    return 0;
+            }
         }
     }
+    k->nb = w->ntot - k->t0 < w->chunk ? w->ntot - k->t0 : w->chunk;
     k->rows = p->L - k->i0 < w->lb ? p->L - k->i0 : w->lb;
     k->n = p->causal && k->i0 + k->rows < p->S ? k->i0 + k->rows : p->S;
     k->bs = k->rows * k->n;
@@ -185,22 +195,22 @@ static tocl_status att_forward(int dev, int stream, const tocl_att_ctx *c, const
     att_walk w;
     att_walk_init(&w, p, att_folds(p, order, 2, 4));
     att_scratch ws;
-    TOCL_TRY(att_scratch_get(dev, stream, c, w.nb * w.lb * p->S, &ws));
+    TOCL_TRY(att_scratch_get(dev, stream, c, w.chunk * w.lb * p->S, &ws));
     w.bk.s_off = ws.off;
     tocl_status s = TOCL_OK;
     while (s == TOCL_OK && att_walk_next(&w, p)) {
         const tocl_att_block *b = &w.bk;
         tocl_gemm_operand sc = att_sop(ws.addr, esz, 0, b->rows, b->n, 0);
-        s = att_gemm(dev, stream, c->acc_dt, w.nb, b->rows, b->n, p->D, p->scale, 0, att_qop(p, q, b->b0, b->r, b->i0, 0),
-                     att_kop(k, b->b0, 1), sc);
+        s = att_gemm(dev, stream, c->acc_dt, b->nb, b->rows, b->n, p->D, p->scale, 0, att_qop(p, q, b, 0),
+                     att_kop(k, b, 1), sc);
         if (s == TOCL_OK) {
             tocl_ops_arg a[] = {{sizeof(cl_mem), &ws.buf}, {sizeof(cl_mem), &c->m}, {sizeof(cl_mem), &lse},
                                 {sizeof *p, p},             {sizeof *b, b}};
             s = att_rows_launch(dev, stream, rk, b, a, 5);
         }
         if (s == TOCL_OK)
-            s = att_gemm(dev, stream, c->acc_dt, w.nb, b->rows, p->Dv, b->n, 1.0, 0, sc, att_kop(v, b->b0, 0),
-                         att_qop(p, o, b->b0, b->r, b->i0, 0));
+            s = att_gemm(dev, stream, c->acc_dt, b->nb, b->rows, p->Dv, b->n, 1.0, 0, sc, att_kop(v, b, 0),
+                         att_qop(p, o, b, 0));
     }
     tocl_status fs = tocl_mem_free(ws.addr);
     return s != TOCL_OK ? s : fs;
@@ -224,21 +234,21 @@ static tocl_status att_backward(int dev, int stream, const tocl_att_ctx *c, cons
     TOCL_TRY(tocl_op_fill(dev, stream, dv, zero));
     att_walk w;
     att_walk_init(&w, p, att_folds(p, order, 4, 8));
-    int64_t blk = w.nb * w.lb * p->S;
+    int64_t blk = w.chunk * w.lb * p->S;
     att_scratch ws;
     TOCL_TRY(att_scratch_get(dev, stream, c, 2 * blk, &ws));
     w.bk.s_off = ws.off, w.bk.dp_off = ws.off + blk;
     tocl_status s = TOCL_OK;
     while (s == TOCL_OK && att_walk_next(&w, p)) {
         const tocl_att_block *b = &w.bk;
-        int64_t rows = b->rows, n = b->n, nb = w.nb;
+        int64_t rows = b->rows, n = b->n, nb = b->nb;
         tocl_gemm_operand sc = att_sop(ws.addr, esz, 0, rows, n, 0), dp = att_sop(ws.addr, esz, blk, rows, n, 0);
         tocl_gemm_operand pt = att_sop(ws.addr, esz, 0, rows, n, 1), dst = att_sop(ws.addr, esz, blk, rows, n, 1);
-        tocl_gemm_operand gop = att_qop(p, g, b->b0, b->r, b->i0, 0);
-        s = att_gemm(dev, stream, c->acc_dt, nb, rows, n, p->D, p->scale, 0, att_qop(p, q, b->b0, b->r, b->i0, 0),
-                     att_kop(k, b->b0, 1), sc);
+        tocl_gemm_operand gop = att_qop(p, g, b, 0);
+        s = att_gemm(dev, stream, c->acc_dt, nb, rows, n, p->D, p->scale, 0, att_qop(p, q, b, 0),
+                     att_kop(k, b, 1), sc);
         if (s == TOCL_OK)
-            s = att_gemm(dev, stream, c->acc_dt, nb, rows, n, p->Dv, 1.0, 0, gop, att_kop(v, b->b0, 1), dp);
+            s = att_gemm(dev, stream, c->acc_dt, nb, rows, n, p->Dv, 1.0, 0, gop, att_kop(v, b, 1), dp);
         if (s == TOCL_OK) {
             tocl_ops_arg a[] = {{sizeof(cl_mem), &ws.buf}, {sizeof(cl_mem), &ws.buf}, {sizeof(cl_mem), &c->m},
                                 {sizeof(cl_mem), &lse},    {sizeof(cl_mem), &bo},     {sizeof(cl_mem), &bg},
@@ -246,13 +256,13 @@ static tocl_status att_backward(int dev, int stream, const tocl_att_ctx *c, cons
             s = att_rows_launch(dev, stream, rk, b, a, 9);
         }
         if (s == TOCL_OK) /* dV += P^T dO */
-            s = att_gemm(dev, stream, c->acc_dt, nb, n, p->Dv, rows, 1.0, 1, pt, gop, att_kop(dv, b->b0, 0));
+            s = att_gemm(dev, stream, c->acc_dt, nb, n, p->Dv, rows, 1.0, 1, pt, gop, att_kop(dv, b, 0));
         if (s == TOCL_OK) /* dQ = scale dS K */
-            s = att_gemm(dev, stream, c->acc_dt, nb, rows, p->D, n, p->scale, 0, dp, att_kop(k, b->b0, 0),
-                         att_qop(p, dq, b->b0, b->r, b->i0, 0));
+            s = att_gemm(dev, stream, c->acc_dt, nb, rows, p->D, n, p->scale, 0, dp, att_kop(k, b, 0),
+                         att_qop(p, dq, b, 0));
         if (s == TOCL_OK) /* dK += scale dS^T Q */
             s = att_gemm(dev, stream, c->acc_dt, nb, n, p->D, rows, p->scale, 1, dst,
-                         att_qop(p, q, b->b0, b->r, b->i0, 0), att_kop(dk, b->b0, 0));
+                         att_qop(p, q, b, 0), att_kop(dk, b, 0));
     }
     tocl_status fs = tocl_mem_free(ws.addr);
     return s != TOCL_OK ? s : fs;

@@ -219,6 +219,7 @@ def test_gemm_blocks(no_fallback, monkeypatch, L, S, causal):
     # blocks of 16 query rows: block edges, partial last blocks and causal key ranges that stop mid-row
     monkeypatch.setenv("TORCH_OCL_ATTENTION", "gemm")
     monkeypatch.setenv("TORCH_OCL_ATTENTION_BLOCK", "16")
+    monkeypatch.setenv("TORCH_OCL_ATTENTION_CHUNK", "4")  # the GEMM batch (2 x 3 heads) in chunks of 4 and 2
     for dtype in (torch.float32, torch.float64):
         check(rand((2, 3, L, 24), torch.float64, 20), rand((2, 3, S, 24), torch.float64, 21),
               rand((2, 3, S, 24), torch.float64, 22), dtype, is_causal=causal)
@@ -229,6 +230,7 @@ def test_odd_head_dims_unfolded_batch(no_fallback, route, monkeypatch, dtype):
     # head dims 5 and 12 (not multiples of 8, D != Dv); heads-major storage, so the batch dim
     # does not fold into the GEMM batch; GQA (6 query heads on 2 kv heads); a float mask
     monkeypatch.setenv("TORCH_OCL_ATTENTION_BLOCK", "16")
+    monkeypatch.setenv("TORCH_OCL_ATTENTION_CHUNK", "1")
     B, Hq, Hk, L, S = 3, 6, 2, 37, 29
     q = rand((Hq, B, L, 5), torch.float64, 23).transpose(0, 1)
     k = rand((Hk, B, S, 5), torch.float64, 24).transpose(0, 1)
