@@ -17,8 +17,10 @@
 
 #if defined(NN_ACC_F64)
 typedef double8 accv;
+typedef long8 accm; /* isnan of an accv */
 #else
 typedef float8 accv;
+typedef int8 accm;
 #endif
 
 /* Row gid of the block: its scratch row, and the (b, h, i) it belongs to. */
@@ -81,12 +83,24 @@ __kernel void att_rows_fwd(__global Y_T *s, __global const X_T *m, __global Y_T 
     __global Y_T *row = s + k.s_off + r.off;
     long mb = p.m_off + r.b * p.ms[0] + r.h * p.ms[1] + r.i * p.ms[2];
     long v8 = r.vis / 8 * 8;
+    /* fmax skips NaN: NaN scores are tracked apart, so that they give a NaN
+     * row (as on the CPU) rather than one that looks fully masked */
     accv mv = -INFINITY;
-    for (long j = 0; j < v8; j += 8)
-        mv = fmax(mv, att_scores8(row, m, &p, mb, j));
+    accm nan8 = 0;
+    for (long j = 0; j < v8; j += 8) {
+        accv x = att_scores8(row, m, &p, mb, j);
+        mv = fmax(mv, x);
+        nan8 |= isnan(x);
+    }
     acc_t mx = att_vmax(mv);
-    for (long j = v8; j < r.vis; j++)
-        mx = fmax(mx, att_score(row, m, &p, mb, j));
+    int nan1 = any(nan8);
+    for (long j = v8; j < r.vis; j++) {
+        acc_t x = att_score(row, m, &p, mb, j);
+        mx = fmax(mx, x);
+        nan1 |= isnan(x);
+    }
+    if (nan1)
+        mx = NAN;
     acc_t l = 0;
     if (mx != -INFINITY) {
         accv sv = 0;
@@ -102,16 +116,17 @@ __kernel void att_rows_fwd(__global Y_T *s, __global const X_T *m, __global Y_T 
             l += e;
         }
     }
-    /* l > 0 unless every key is masked; then the row is all zeros */
-    acc_t inv = l > 0 ? (acc_t)1 / l : (acc_t)0;
-    long end = l > 0 ? r.vis : 0;
+    /* l is 0 only when every key is masked: then the row is all zeros. A NaN
+     * score makes l NaN and the row NaN, as on the CPU. */
+    acc_t inv = l != 0 ? (acc_t)1 / l : (acc_t)0;
+    long end = l != 0 ? r.vis : 0;
     for (long j = 0; j < end / 8 * 8; j += 8)
         vstore8(vload8(0, row + j) * inv, 0, row + j);
     for (long j = end / 8 * 8; j < end; j++)
         row[j] *= inv;
     for (long j = end; j < k.n; j++)
         row[j] = 0;
-    lse[p.lse_off + (r.b * p.Hq + r.h) * p.L + r.i] = l > 0 ? mx + log(l) : -INFINITY;
+    lse[p.lse_off + (r.b * p.Hq + r.h) * p.L + r.i] = l != 0 ? mx + log(l) : -INFINITY;
 }
 
 /* Scores -> probabilities P in s, dP -> dS = P * (dP - delta) in dp, with

@@ -246,3 +246,17 @@ def test_empty_batch(no_fallback, route):
     assert out.shape == (0, 2, 5, 8)
     (g,) = torch.autograd.grad(out.sum(), (q,))
     assert g.shape == q.shape
+
+
+def test_gemm_nan_propagates(no_fallback, monkeypatch):
+    # a NaN in one query row gives that row NaN, as PyTorch's math path and its float64
+    # path do (not a row of zeros that looks fully masked; the CPU's float32 flash kernel
+    # and the ocl flash kernels give zeros)
+    monkeypatch.setenv("TORCH_OCL_ATTENTION", "gemm")
+    q, k = torch.randn(1, 2, 6, 8), torch.randn(1, 2, 9, 8)
+    q[0, 1, 3, 2] = float("nan")
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        ref = F.scaled_dot_product_attention(q, k, k)
+    out = F.scaled_dot_product_attention(q.to("ocl"), k.to("ocl"), k.to("ocl")).cpu()
+    assert out[0, 1, 3].isnan().all() and not out[0, 0].isnan().any()
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5, equal_nan=True)
