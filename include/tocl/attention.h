@@ -1,6 +1,9 @@
-/* attention.h - scaled dot-product attention, flash style (kernels/attention.cl):
- * keys are visited a tile at a time with an online softmax, so memory stays
- * O(L + S) per head instead of O(L * S).
+/* attention.h - scaled dot-product attention. Two routes, chosen per device
+ * (runtime/ops/attention.c): flash style (kernels/attention.cl; keys visited
+ * a tile at a time with an online softmax, memory O(L + S) per head), and on
+ * CPU devices blocked matrix products through the GEMM family with a bounded
+ * scratch block (runtime/ops/attention_gemm.c). TORCH_OCL_ATTENTION=
+ * flash|gemm forces one.
  *
  * Tensors are 4-D with any element strides: q [B, Hq, L, D], k [B, Hk, S, D],
  * v [B, Hk, S, Dv] (Hk divides Hq: grouped-query attention), out and

@@ -43,4 +43,14 @@ typedef struct tocl_att_params {
     tocl_att_i32 pad;
 } tocl_att_params;
 
+/* One block of the route by matrix products (kernels/attention_rows.cl):
+ * query rows [i0, i0 + rows) of query heads h = hk * (Hq / Hk) + r, for nb
+ * (batch, kv head) pairs t (u = t0 + t, b = b0 + u / Hk, hk = u % Hk),
+ * against keys [0, n). Scratch row (t, i - i0) starts at s_off (dp_off) +
+ * t * bs + (i - i0) * n, in the accumulation type. */
+typedef struct tocl_att_block {
+    tocl_att_i64 b0, t0, r, i0, rows, n, nb, bs;
+    tocl_att_i64 s_off, dp_off;
+} tocl_att_block;
+
 #endif

@@ -1,13 +1,12 @@
-/* attention.c - host side of flash-style scaled dot-product attention
- * (kernels/attention.cl): operand checks, kernel choice and launches.
+/* attention.c - host side of scaled dot-product attention: operand checks,
+ * the route (flash kernels of kernels/attention.cl, or matrix products in
+ * attention_gemm.c), and the flash kernels' choice and launches.
  * Kernels are specialised on dtype and on a head-dim bucket (64/128/256,
  * which fixes private and local array sizes), never on sizes. */
 #include <stdio.h>
 #include <string.h>
 
-#include "attention_params.h"
-#include "ops/nn_internal.h"
-#include "tocl/attention.h"
+#include "ops/attention_internal.h"
 
 int tocl_attn_supported(int dev, tocl_dtype dtype, int64_t head_dim, int64_t v_head_dim) {
     if (tocl_device_check(dev) != TOCL_OK)
@@ -45,11 +44,7 @@ static void att_strides(int64_t *dst, const tocl_tensor *t) {
         dst[d] = t->strides[d];
 }
 
-typedef struct att_ctx {
-    tocl_att_params p;
-    tocl_dtype dt, acc_dt; /* storage; lse/delta */
-    cl_mem q, k, v, m;
-} att_ctx;
+typedef tocl_att_ctx att_ctx;
 
 /* Sizes, strides and buffers shared by forward and backward. */
 static tocl_status att_setup(int dev, const tocl_attn_desc *desc, const tocl_tensor *q, const tocl_tensor *k,
@@ -93,6 +88,22 @@ static tocl_status att_setup(int dev, const tocl_attn_desc *desc, const tocl_ten
     p->scalef = (float)desc->scale;
     p->causal = desc->causal != 0;
     return TOCL_OK;
+}
+
+/* The route: matrix products (attention_gemm.c) on CPU devices, where the
+ * GEMM family's register-blocked kernel runs far ahead of the flash
+ * kernels' one row per work-item (docs/design.md, "Attention on CPU
+ * devices"); the flash kernels elsewhere (GPUs: local memory, no L x S
+ * scratch). Tiny calls (L = S = 16) ran 0.25 ms faster on the flash
+ * kernels here, not worth their program build (~7 s per kernel on PoCL).
+ * TORCH_OCL_ATTENTION=flash|gemm forces one (tests, benchmarks). */
+static int att_use_gemm(int dev) {
+    const char *v = tocl_env("TORCH_OCL_ATTENTION");
+    if (v && !strcmp(v, "gemm"))
+        return 1;
+    if (v && !strcmp(v, "flash"))
+        return 0;
+    return tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
 }
 
 /* The kernel `name` for c's dtypes; *tile receives its group size. */
@@ -144,6 +155,10 @@ tocl_status tocl_attn_forward(int dev, int stream, const tocl_attn_desc *d, cons
         return TOCL_OK;
     if (p->S == 0)
         return tocl_fail(TOCL_E_INVALID, "attention: key sequence is empty");
+    if (att_use_gemm(dev)) {
+        const tocl_tensor *t[4] = {q, k, v, out};
+        return tocl_att_gemm_forward(dev, stream, &c, t, bl);
+    }
     tocl_ops_kernel *kern;
     size_t tile;
     TOCL_TRY(att_kernel(dev, &c, "att_fwd", &kern, &tile));
@@ -183,6 +198,10 @@ tocl_status tocl_attn_backward(int dev, int stream, const tocl_attn_desc *d, con
         return tocl_fail(TOCL_E_INVALID, "attention: logsumexp and delta must be contiguous");
     if (p->B * p->Hq * p->L == 0 || p->S == 0)
         return tocl_fail(TOCL_E_INVALID, "attention backward: empty sequences are for the caller to handle");
+    if (att_use_gemm(dev)) {
+        const tocl_tensor *t[8] = {q, k, v, out, grad_out, grad_q, grad_k, grad_v};
+        return tocl_att_gemm_backward(dev, stream, &c, t, bl, bdl);
+    }
     tocl_ops_kernel *kq, *kkv;
     size_t tile;
     TOCL_TRY(att_kernel(dev, &c, "att_bwd_q", &kq, &tile));

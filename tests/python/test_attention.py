@@ -1,5 +1,7 @@
-"""scaled_dot_product_attention on the flash-style ocl kernels, forward and
-backward, against PyTorch on the CPU (float64 reference)."""
+"""scaled_dot_product_attention on ocl, forward and backward, against PyTorch
+on the CPU (float64 reference), by both routes: the flash-style kernels and
+the blocked matrix products (runtime/ops/attention_gemm.c, the default on
+CPU devices); TORCH_OCL_ATTENTION picks one."""
 
 import math
 
@@ -14,6 +16,12 @@ FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 TOL = {torch.float32: 2e-5, torch.float64: 1e-10, torch.float16: 4e-3, torch.bfloat16: 3e-2}
 FLASH = 4  # at::SDPBackend::overrideable
 MATH = 0
+
+
+@pytest.fixture(params=["gemm", "flash"])
+def route(request, monkeypatch):
+    monkeypatch.setenv("TORCH_OCL_ATTENTION", request.param)
+    return request.param
 
 
 class OpLog(TorchDispatchMode):
@@ -73,7 +81,7 @@ SEQ = [1, 7, 64, 130]
 @pytest.mark.parametrize("D", [8, 64])
 @pytest.mark.parametrize("L", SEQ)
 @pytest.mark.parametrize("S", SEQ)
-def test_shapes_float32(no_fallback, S, L, D, causal):
+def test_shapes_float32(no_fallback, route, S, L, D, causal):
     B, H = 2, 2
     check(rand((B, H, L, D), torch.float64, 1), rand((B, H, S, D), torch.float64, 2),
           rand((B, H, S, D), torch.float64, 3), torch.float32, is_causal=causal)
@@ -82,7 +90,7 @@ def test_shapes_float32(no_fallback, S, L, D, causal):
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("L,S,D,causal", [(7, 130, 64, True), (130, 7, 8, True), (64, 64, 64, False),
                                           (1, 7, 8, False), (130, 130, 8, True)])
-def test_dtypes(no_fallback, dtype, L, S, D, causal):
+def test_dtypes(no_fallback, route, dtype, L, S, D, causal):
     check(rand((1, 3, L, D), torch.float64, 4), rand((1, 3, S, D), torch.float64, 5),
           rand((1, 3, S, D), torch.float64, 6), dtype, is_causal=causal)
 
@@ -96,7 +104,7 @@ def bool_mask(shape, seed):
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("kind", ["bool_2d", "bool_4d", "float_4d", "float_bcast"])
-def test_masks(no_fallback, dtype, kind):
+def test_masks(no_fallback, route, dtype, kind):
     B, H, L, S, D = 2, 3, 33, 70, 8
     mask = {
         "bool_2d": lambda: bool_mask((L, S), 7),
@@ -111,7 +119,7 @@ def test_masks(no_fallback, dtype, kind):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=dtype_id)
-def test_scale_gqa_noncontiguous(no_fallback, dtype):
+def test_scale_gqa_noncontiguous(no_fallback, route, dtype):
     B, L, S, Hq, Hk, D = 2, 19, 45, 6, 2, 64
     # (B, L, H, D) storage seen as (B, H, L, D), as attention modules make it
     q = rand((B, L, Hq, D), torch.float64, 14).transpose(1, 2)
@@ -130,7 +138,7 @@ def test_noncontiguous_views_stay_views(no_fallback):
     torch.testing.assert_close(out.cpu(), ref, atol=1e-5, rtol=1e-5)
 
 
-def test_fully_masked_row(no_fallback):
+def test_fully_masked_row(no_fallback, route):
     # a query that sees no key: PyTorch's math path gives 0 (safe softmax) and so do the kernels
     B, H, L, S, D = 1, 2, 5, 9, 8
     q, k, v = (rand((B, H, n, D), torch.float32, s) for n, s in ((L, 1), (S, 2), (S, 3)))
@@ -174,7 +182,7 @@ def test_direct_call_errors():
         torch.ops.aten._scaled_dot_product_fused_attention_overrideable(q, q, q, dropout_p=0.2)
 
 
-def test_deterministic_backward(no_fallback):
+def test_deterministic_backward(no_fallback, route):
     q, k, v = (torch.randn(2, 4, 70, 64, device="ocl", requires_grad=True) for _ in range(3))
     go = torch.randn(2, 4, 70, 64, device="ocl")
     a = torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), go)
@@ -203,3 +211,52 @@ def test_multihead_attention_module(no_fallback):
     torch.testing.assert_close(out.cpu().double(), ref, atol=1e-4, rtol=1e-4)
     for (n, pc), pd in zip(cpu.named_parameters(), dev.parameters()):
         torch.testing.assert_close(pd.grad.cpu().double(), pc.grad, atol=1e-4, rtol=1e-4, msg=n)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("L,S", [(70, 70), (70, 33), (33, 90), (1, 40), (100, 1)])
+def test_gemm_blocks(no_fallback, monkeypatch, L, S, causal):
+    # blocks of 16 query rows: block edges, partial last blocks and causal key ranges that stop mid-row
+    monkeypatch.setenv("TORCH_OCL_ATTENTION", "gemm")
+    monkeypatch.setenv("TORCH_OCL_ATTENTION_BLOCK", "16")
+    monkeypatch.setenv("TORCH_OCL_ATTENTION_CHUNK", "4")  # the GEMM batch (2 x 3 heads) in chunks of 4 and 2
+    for dtype in (torch.float32, torch.float64):
+        check(rand((2, 3, L, 24), torch.float64, 20), rand((2, 3, S, 24), torch.float64, 21),
+              rand((2, 3, S, 24), torch.float64, 22), dtype, is_causal=causal)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+def test_odd_head_dims_unfolded_batch(no_fallback, route, monkeypatch, dtype):
+    # head dims 5 and 12 (not multiples of 8, D != Dv); heads-major storage, so the batch dim
+    # does not fold into the GEMM batch; GQA (6 query heads on 2 kv heads); a float mask
+    monkeypatch.setenv("TORCH_OCL_ATTENTION_BLOCK", "16")
+    monkeypatch.setenv("TORCH_OCL_ATTENTION_CHUNK", "1")
+    B, Hq, Hk, L, S = 3, 6, 2, 37, 29
+    q = rand((Hq, B, L, 5), torch.float64, 23).transpose(0, 1)
+    k = rand((Hk, B, S, 5), torch.float64, 24).transpose(0, 1)
+    v = rand((Hk, B, S, 12), torch.float64, 25).transpose(0, 1)
+    mask = rand((B, 1, L, S), torch.float64, 26).to(dtype)
+    check(q, k, v, dtype, attn_mask=mask, enable_gqa=True)
+    check(q, k, v, dtype, is_causal=True, enable_gqa=True)
+
+
+def test_empty_batch(no_fallback, route):
+    q = torch.randn(0, 2, 5, 8, device="ocl", requires_grad=True)
+    out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+    assert out.shape == (0, 2, 5, 8)
+    (g,) = torch.autograd.grad(out.sum(), (q,))
+    assert g.shape == q.shape
+
+
+def test_gemm_nan_propagates(no_fallback, monkeypatch):
+    # a NaN in one query row gives that row NaN, as PyTorch's math path and its float64
+    # path do (not a row of zeros that looks fully masked; the CPU's float32 flash kernel
+    # and the ocl flash kernels give zeros)
+    monkeypatch.setenv("TORCH_OCL_ATTENTION", "gemm")
+    q, k = torch.randn(1, 2, 6, 8), torch.randn(1, 2, 9, 8)
+    q[0, 1, 3, 2] = float("nan")
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        ref = F.scaled_dot_product_attention(q, k, k)
+    out = F.scaled_dot_product_attention(q.to("ocl"), k.to("ocl"), k.to("ocl")).cpu()
+    assert out[0, 1, 3].isnan().all() and not out[0, 0].isnan().any()
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5, equal_nan=True)

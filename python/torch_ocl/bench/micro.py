@@ -132,13 +132,35 @@ def conv_sdpa(device, reps, quick) -> List[Dict]:
     m = measure(f, device, reps=reps)
     out.append(_figure(f"conv2d 3x3 64ch 56x56 batch {b}", 2 * b * 64 * 64 * 9 * 56 * 56 / (m.median_ms * 1e-3) / 1e9,
                        "GFLOP/s", m, fallbacks=fb))
-    L = 128 if quick else 512
-    q = torch.rand(2, 8, L, 64, device=device)
-    f = lambda: torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)  # noqa: E731
-    fb = _fallbacks_during(f, device)
-    m = measure(f, device, reps=reps)
-    out.append(_figure(f"sdpa causal L={L} d=64", 4 * 2 * 8 * L * L * 64 / 2 / (m.median_ms * 1e-3) / 1e9,
-                       "GFLOP/s", m, fallbacks=fb))
+    return out + sdpa(device, reps, quick)
+
+
+# (L, d, causal, backward) of the attention rows, batch 2 x 8 heads.
+SDPA_ROWS = [(512, 64, True, False), (128, 64, False, False), (2048, 64, True, False), (512, 128, False, False),
+             (512, 64, True, True)]
+
+
+def sdpa(device, reps, quick) -> List[Dict]:
+    """scaled_dot_product_attention, q k v of [2, 8, L, d]. Flops count the products that
+    a causal mask does not skip: 4 L^2 d per head forward (halved for causal), 2.5x that
+    backward (five products)."""
+    out = []
+    for L, d, causal, backward in SDPA_ROWS[:2] if quick else SDPA_ROWS:
+        if quick:
+            L = min(L, 128)
+        q, k, v = (torch.rand(2, 8, L, d, device=device, requires_grad=backward) for _ in range(3))
+        F = torch.nn.functional.scaled_dot_product_attention
+        if backward:
+            o = F(q, k, v, is_causal=causal)
+            go = torch.rand_like(o)
+            f = lambda: torch.autograd.grad(o, (q, k, v), go, retain_graph=True)  # noqa: E731
+        else:
+            f = lambda: F(q, k, v, is_causal=causal)  # noqa: E731
+        fb = _fallbacks_during(f, device)
+        m = measure(f, device, reps=reps)
+        flops = 4 * 2 * 8 * L * L * d * (0.5 if causal else 1) * (2.5 if backward else 1)
+        name = "sdpa" + (" backward" if backward else "") + (" causal" if causal else "") + f" L={L} d={d}"
+        out.append(_figure(name, flops / (m.median_ms * 1e-3) / 1e9, "GFLOP/s", m, fallbacks=fb))
     return out
 
 
