@@ -7,24 +7,76 @@
  * column. Every operand is strided (linalg_params.h), so the host passes
  * transposed and column-major views instead of copies. LAPACK's conventions
  * (1-based pivots and info, its Householder sign choice) are kept, so the
- * results match the CPU's to rounding. -DLA_F64 selects double. */
+ * results match the CPU's to rounding. -DLA_F64 selects double.
+ *
+ * -DLA_COMPLEX makes every matrix element a complex number (T = float2 or
+ * double2: real, imaginary) with one source for both: arithmetic that
+ * differs goes through the LA_ macros below, which are the plain operators
+ * for real T. Where the real code transposes, the complex code takes the
+ * conjugate transpose (Cholesky A = L L^H, Householder H = I - tau v v^H,
+ * Hermitian Jacobi rotations), as LAPACK's z-routines do; norms, pivots'
+ * magnitudes, eigenvalues and rotation cosines stay real (R). */
 #include "linalg_params.h"
 
 #ifdef LA_F64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-typedef double T;
+typedef double R;
+typedef double2 R2;
 #define LA_EPS DBL_EPSILON
 #else
-typedef float T;
+typedef float R;
+typedef float2 R2;
 #define LA_EPS FLT_EPSILON
 #endif
+
+#ifdef LA_COMPLEX
+typedef R2 T;
+#define LA_RE(z) ((z).x)
+#define LA_IM(z) ((z).y)
+#define LA_CPLX(re, im) ((T)((re), (im)))
+#define LA_CONJ(z) ((T)((z).x, -(z).y))
+#define LA_MUL(a, b) ((T)((a).x * (b).x - (a).y * (b).y, (a).x * (b).y + (a).y * (b).x))
+#define LA_ABS2(z) ((z).x * (z).x + (z).y * (z).y)
+#define LA_ABS(z) hypot((z).x, (z).y)
+/* |re| + |im|: the magnitude LAPACK's i?amax compares for complex pivots */
+#define LA_ABS1(z) (fabs((z).x) + fabs((z).y))
+#define LA_ISZERO(z) ((z).x == 0 && (z).y == 0)
+#define LA_ISNAN(z) (isnan((z).x) || isnan((z).y))
+/* a / b by Smith's scaling (no overflow for large |b|), as c10::complex */
+inline T la_div(T a, T b)
+{
+    if (fabs(b.x) >= fabs(b.y)) {
+        R r = b.y / b.x, d = b.x + r * b.y;
+        return (T)((a.x + a.y * r) / d, (a.y - a.x * r) / d);
+    }
+    R r = b.x / b.y, d = b.y + r * b.x;
+    return (T)((a.x * r + a.y) / d, (a.y * r - a.x) / d);
+}
+#define LA_DIV(a, b) la_div((a), (b))
+#else
+typedef R T;
+#define LA_RE(z) (z)
+#define LA_IM(z) ((R)0)
+#define LA_CPLX(re, im) (re)
+#define LA_CONJ(z) (z)
+#define LA_MUL(a, b) ((a) * (b))
+#define LA_ABS2(z) ((z) * (z))
+#define LA_ABS(z) fabs(z)
+#define LA_ABS1(z) fabs(z)
+#define LA_ISZERO(z) ((z) == 0)
+#define LA_ISNAN(z) isnan(z)
+#define LA_DIV(a, b) ((a) / (b))
+#endif
+/* a real value as T; conj(z) when c (a run-time flag) is set */
+#define LA_R(x) LA_CPLX((R)(x), (R)0)
+#define LA_CONJ_IF(c, z) ((c) ? LA_CONJ(z) : (z))
 
 #define IX(L, b, i, j) ((L).off + (b) * (L).bs + (i) * (L).rs + (j) * (L).cs)
 #define IV(L, b, i) ((L).off + (b) * (L).bs + (i) * (L).rs)
 #define LA_BAR barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 
 /* Sum of v over the group (every item passes its part; all get the total). */
-inline T la_group_sum(__local T *scratch, T v)
+inline R la_group_sum(__local R *scratch, R v)
 {
     int lid = get_local_id(0);
     scratch[lid] = v;
@@ -34,20 +86,21 @@ inline T la_group_sum(__local T *scratch, T v)
             scratch[lid] += scratch[lid + s];
         LA_BAR;
     }
-    T r = scratch[0];
+    R r = scratch[0];
     LA_BAR;
     return r;
 }
 
-/* Cholesky A = L L^T of the lower triangle, in place (the host passes the
- * transposed view for upper). info = j + 1 at the first non-positive (or
- * NaN) pivot, as LAPACK's potrf, and the factorization stops there. */
+/* Cholesky A = L L^H of the lower triangle, in place (the host passes the
+ * transposed view for upper). As LAPACK's potrf, only the real part of a
+ * diagonal element is read; info = j + 1 at the first non-positive (or
+ * NaN) pivot, and the factorization stops there. */
 __kernel void la_potrf(__global T *a, __global int *info, tocl_la_params p)
 {
     long b = get_group_id(0), n = p.n;
     int lid = get_local_id(0);
     __local int failed;
-    __local T piv;
+    __local R piv;
     if (lid == 0) {
         failed = 0;
         info[IV(p.x, b, 0)] = 0;
@@ -55,26 +108,26 @@ __kernel void la_potrf(__global T *a, __global int *info, tocl_la_params p)
     LA_BAR;
     for (long j = 0; j < n; j++) {
         if (lid == 0) {
-            T d = a[IX(p.a, b, j, j)];
+            R d = LA_RE(a[IX(p.a, b, j, j)]);
             if (!(d > 0)) {
                 failed = 1;
                 info[IV(p.x, b, 0)] = (int)(j + 1);
             } else {
                 piv = sqrt(d);
-                a[IX(p.a, b, j, j)] = piv;
+                a[IX(p.a, b, j, j)] = LA_R(piv);
             }
         }
         LA_BAR;
         if (failed)
             break;
-        T d = piv;
+        R d = piv;
         for (long i = j + 1 + lid; i < n; i += TOCL_LA_GROUP)
             a[IX(p.a, b, i, j)] /= d;
         LA_BAR;
         for (long i = j + 1 + lid; i < n; i += TOCL_LA_GROUP) {
             T lij = a[IX(p.a, b, i, j)];
             for (long k = j + 1; k <= i; k++)
-                a[IX(p.a, b, i, k)] -= lij * a[IX(p.a, b, k, j)];
+                a[IX(p.a, b, i, k)] -= LA_MUL(lij, LA_CONJ(a[IX(p.a, b, k, j)]));
         }
         LA_BAR;
     }
@@ -82,13 +135,14 @@ __kernel void la_potrf(__global T *a, __global int *info, tocl_la_params p)
 
 /* LU with partial pivoting (flag0; without it the pivots are the identity),
  * in place on the m x n matrix a: as LAPACK's getf2, the pivot is the first
- * largest |a[i, j]|, pivots are 1-based, and a zero pivot sets info = j + 1
- * (the first such) while the factorization goes on. */
+ * largest |a[i, j]| (|re| + |im| for complex, as i?amax), pivots are
+ * 1-based, and a zero pivot sets info = j + 1 (the first such) while the
+ * factorization goes on. */
 __kernel void la_getrf(__global T *a, __global int *piv, __global int *info, tocl_la_params p)
 {
     long b = get_group_id(0), m = p.m, n = p.n, kmin = m < n ? m : n;
     int lid = get_local_id(0);
-    __local T rv[TOCL_LA_GROUP];
+    __local R rv[TOCL_LA_GROUP];
     __local long ri[TOCL_LA_GROUP];
     if (lid == 0)
         info[IV(p.y, b, 0)] = 0;
@@ -96,10 +150,10 @@ __kernel void la_getrf(__global T *a, __global int *piv, __global int *info, toc
     for (long j = 0; j < kmin; j++) {
         long r = j;
         if (p.flag0) {
-            T bv = -1;
+            R bv = -1;
             long bi = m;
             for (long i = j + lid; i < m; i += TOCL_LA_GROUP) {
-                T v = fabs(a[IX(p.a, b, i, j)]);
+                R v = LA_ABS1(a[IX(p.a, b, i, j)]);
                 if (v > bv) {
                     bv = v;
                     bi = i;
@@ -121,7 +175,7 @@ __kernel void la_getrf(__global T *a, __global int *piv, __global int *info, toc
         if (lid == 0)
             piv[IV(p.x, b, j)] = (int)(r + 1);
         T pv = a[IX(p.a, b, r, j)];
-        if (pv == 0) {
+        if (LA_ISZERO(pv)) {
             if (lid == 0 && info[IV(p.y, b, 0)] == 0)
                 info[IV(p.y, b, 0)] = (int)(j + 1);
         } else {
@@ -133,38 +187,41 @@ __kernel void la_getrf(__global T *a, __global int *piv, __global int *info, toc
                 }
             LA_BAR;
             for (long i = j + 1 + lid; i < m; i += TOCL_LA_GROUP)
-                a[IX(p.a, b, i, j)] /= pv;
+                a[IX(p.a, b, i, j)] = LA_DIV(a[IX(p.a, b, i, j)], pv);
         }
         LA_BAR;
         for (long i = j + 1 + lid; i < m; i += TOCL_LA_GROUP) {
             T l = a[IX(p.a, b, i, j)];
             for (long c = j + 1; c < n; c++)
-                a[IX(p.a, b, i, c)] -= l * a[IX(p.a, b, j, c)];
+                a[IX(p.a, b, i, c)] -= LA_MUL(l, a[IX(p.a, b, j, c)]);
         }
         LA_BAR;
     }
 }
 
 /* Solve A X = B in place of B (n x k), A lower or upper (flag0), with a
- * unit diagonal (flag1) or its own. One work-item per column of B. */
+ * unit diagonal (flag1) or its own, A's elements conjugated (flag2: the
+ * host passes the transposed view for a conjugate-transposed solve). One
+ * work-item per column of B. */
 __kernel void la_trsm(__global const T *a, __global T *x, tocl_la_params p)
 {
     long c = get_global_id(0), b = get_global_id(1), n = p.n;
     if (c >= p.k)
         return;
+    int cj = p.flag2;
     if (!p.flag0) {
         for (long i = 0; i < n; i++) {
             T s = x[IX(p.b, b, i, c)];
             for (long j = 0; j < i; j++)
-                s -= a[IX(p.a, b, i, j)] * x[IX(p.b, b, j, c)];
-            x[IX(p.b, b, i, c)] = p.flag1 ? s : s / a[IX(p.a, b, i, i)];
+                s -= LA_MUL(LA_CONJ_IF(cj, a[IX(p.a, b, i, j)]), x[IX(p.b, b, j, c)]);
+            x[IX(p.b, b, i, c)] = p.flag1 ? s : LA_DIV(s, LA_CONJ_IF(cj, a[IX(p.a, b, i, i)]));
         }
     } else {
         for (long i = n - 1; i >= 0; i--) {
             T s = x[IX(p.b, b, i, c)];
             for (long j = i + 1; j < n; j++)
-                s -= a[IX(p.a, b, i, j)] * x[IX(p.b, b, j, c)];
-            x[IX(p.b, b, i, c)] = p.flag1 ? s : s / a[IX(p.a, b, i, i)];
+                s -= LA_MUL(LA_CONJ_IF(cj, a[IX(p.a, b, i, j)]), x[IX(p.b, b, j, c)]);
+            x[IX(p.b, b, i, c)] = p.flag1 ? s : LA_DIV(s, LA_CONJ_IF(cj, a[IX(p.a, b, i, i)]));
         }
     }
 }
@@ -188,57 +245,62 @@ __kernel void la_laswp(__global const int *piv, __global T *x, tocl_la_params p)
 }
 
 /* Householder QR of the m x n matrix a in place, as LAPACK's geqr2 with
- * larfg: R on and above the diagonal, the reflectors' vectors (unit first
- * element implied) below it, their scalars in tau. */
+ * larfg: R on and above the diagonal (its diagonal real), the reflectors'
+ * vectors (unit first element implied) below it, their scalars in tau;
+ * H_j^H = I - conj(tau) v v^H is applied to the columns right of j. */
 __kernel void la_geqrf(__global T *a, __global T *tau, tocl_la_params p)
 {
     long b = get_group_id(0), m = p.m, n = p.n, kmin = m < n ? m : n;
     int lid = get_local_id(0);
-    __local T scratch[TOCL_LA_GROUP];
+    __local R scratch[TOCL_LA_GROUP];
     __local T tj, scal;
     for (long j = 0; j < kmin; j++) {
-        T part = 0;
+        R part = 0;
         for (long i = j + 1 + lid; i < m; i += TOCL_LA_GROUP) {
             T v = a[IX(p.a, b, i, j)];
-            part += v * v;
+            part += LA_ABS2(v);
         }
-        T xnorm = sqrt(la_group_sum(scratch, part));
+        R xnorm = sqrt(la_group_sum(scratch, part));
         if (lid == 0) {
             T alpha = a[IX(p.a, b, j, j)];
-            if (xnorm == 0) {
-                tj = 0;
-                scal = 1;
+            R ar = LA_RE(alpha), ai = LA_IM(alpha);
+            if (xnorm == 0 && ai == 0) {
+                tj = LA_R(0);
+                scal = LA_R(1);
             } else {
-                T beta = -copysign(hypot(alpha, xnorm), alpha);
-                tj = (beta - alpha) / beta;
-                scal = 1 / (alpha - beta);
-                a[IX(p.a, b, j, j)] = beta;
+                R beta = -copysign(hypot(hypot(ar, ai), xnorm), ar);
+                tj = LA_CPLX((beta - ar) / beta, -ai / beta);
+                scal = LA_DIV(LA_R(1), alpha - LA_R(beta));
+                a[IX(p.a, b, j, j)] = LA_R(beta);
             }
             tau[IV(p.x, b, j)] = tj;
         }
         LA_BAR;
-        T t = tj, sc = scal;
-        if (t != 0) {
+        T t = LA_CONJ(tj), sc = scal;
+        if (!LA_ISZERO(t)) {
             for (long i = j + 1 + lid; i < m; i += TOCL_LA_GROUP)
-                a[IX(p.a, b, i, j)] *= sc;
+                a[IX(p.a, b, i, j)] = LA_MUL(a[IX(p.a, b, i, j)], sc);
             LA_BAR;
             for (long c = j + 1 + lid; c < n; c += TOCL_LA_GROUP) {
                 T w = a[IX(p.a, b, j, c)];
                 for (long i = j + 1; i < m; i++)
-                    w += a[IX(p.a, b, i, j)] * a[IX(p.a, b, i, c)];
-                w *= t;
+                    w += LA_MUL(LA_CONJ(a[IX(p.a, b, i, j)]), a[IX(p.a, b, i, c)]);
+                w = LA_MUL(w, t);
                 a[IX(p.a, b, j, c)] -= w;
                 for (long i = j + 1; i < m; i++)
-                    a[IX(p.a, b, i, c)] -= w * a[IX(p.a, b, i, j)];
+                    a[IX(p.a, b, i, c)] -= LA_MUL(w, a[IX(p.a, b, i, j)]);
             }
         }
         LA_BAR;
     }
 }
 
-/* C := H_i C for the k reflectors in v (m rows; column i holds v_i below
- * row i, unit at row i) with scalars tau, in order i = 0 .. k-1 (flag0) or
- * k-1 .. 0. One work-item per column of C (m x p.n). */
+/* C := H_i C for the k reflectors H_i = I - tau_i v_i v_i^H in v (m rows;
+ * column i holds v_i below row i, unit at row i), in order i = 0 .. k-1
+ * (flag0) or k-1 .. 0. flag1 conjugates tau (H_i^H), flag2 conjugates v
+ * (with flag1: conj(H_i); without: H_i^T), so every product of Q, Q^H, Q^T
+ * and conj(Q) with C or C^T is one launch. One work-item per column of C
+ * (m x p.n). */
 __kernel void la_house_apply(__global const T *v, __global const T *tau, __global T *x, tocl_la_params p)
 {
     long c = get_global_id(0), b = get_global_id(1), m = p.m;
@@ -246,16 +308,16 @@ __kernel void la_house_apply(__global const T *v, __global const T *tau, __globa
         return;
     for (long s = 0; s < p.k; s++) {
         long i = p.flag0 ? s : p.k - 1 - s;
-        T t = tau[IV(p.x, b, i)];
-        if (t == 0)
+        T t = LA_CONJ_IF(p.flag1, tau[IV(p.x, b, i)]);
+        if (LA_ISZERO(t))
             continue;
         T w = x[IX(p.b, b, i, c)];
         for (long r = i + 1; r < m; r++)
-            w += v[IX(p.a, b, r, i)] * x[IX(p.b, b, r, c)];
-        w *= t;
+            w += LA_MUL(LA_CONJ_IF(!p.flag2, v[IX(p.a, b, r, i)]), x[IX(p.b, b, r, c)]);
+        w = LA_MUL(w, t);
         x[IX(p.b, b, i, c)] -= w;
         for (long r = i + 1; r < m; r++)
-            x[IX(p.b, b, r, c)] -= w * v[IX(p.a, b, r, i)];
+            x[IX(p.b, b, r, c)] -= LA_MUL(w, LA_CONJ_IF(p.flag2, v[IX(p.a, b, r, i)]));
     }
 }
 
@@ -278,22 +340,26 @@ inline void la_pair(long q, long r, long ne, long *pp, long *qq)
 
 /* tan of the Jacobi angle that zeroes the pair: smaller root of
  * t^2 + 2 zeta t - 1 = 0, without overflow for a huge zeta. */
-inline T la_jacobi_tan(T zeta)
+inline R la_jacobi_tan(R zeta)
 {
-    T az = fabs(zeta);
-    T root = az > 1 ? az * sqrt(1 + (1 / az) * (1 / az)) : sqrt(1 + az * az);
-    return (zeta >= 0 ? (T)1 : (T)-1) / (az + root);
+    R az = fabs(zeta);
+    R root = az > 1 ? az * sqrt(1 + (1 / az) * (1 / az)) : sqrt(1 + az * az);
+    return (zeta >= 0 ? (R)1 : (R)-1) / (az + root);
 }
 
-/* Rotate columns pp and qq of the first len rows of operand L:
- * (x, y) := (c x - s y, s x + c y). Rows rotate as the columns of the
- * transposed layout (la_t). */
-inline void la_rotate_cols(__global T *a, tocl_la_mat L, long b, long len, long pp, long qq, T c, T s)
+/* Rotate columns pp and qq of the first len rows of operand L by the
+ * unitary [[c, s], [-conj(s), c]] (c real):
+ * (x, y) := (c x - conj(s) y, s x + c y). Rows rotate (by its conjugate
+ * transpose) as the columns of the transposed layout (la_t) with conj(s).
+ * A complex pair with off-diagonal g = |g| e^(i phi) takes the real
+ * rotation of |g| with s scaled by e^(i phi). */
+inline void la_rotate_cols(__global T *a, tocl_la_mat L, long b, long len, long pp, long qq, R c, T s)
 {
+    T sc = LA_CONJ(s);
     for (long i = 0; i < len; i++) {
         T x = a[IX(L, b, i, pp)], y = a[IX(L, b, i, qq)];
-        a[IX(L, b, i, pp)] = c * x - s * y;
-        a[IX(L, b, i, qq)] = s * x + c * y;
+        a[IX(L, b, i, pp)] = c * x - LA_MUL(sc, y);
+        a[IX(L, b, i, qq)] = LA_MUL(s, x) + c * y;
     }
 }
 
@@ -306,34 +372,35 @@ inline tocl_la_mat la_t(tocl_la_mat L)
 }
 
 /* Frobenius norm of the n x n (or m x n) matrix of operand a. */
-inline T la_fro(__global const T *w, tocl_la_mat L, long b, long m, long n, __local T *scratch)
+inline R la_fro(__global const T *w, tocl_la_mat L, long b, long m, long n, __local R *scratch)
 {
-    T part = 0;
+    R part = 0;
     for (long e = get_local_id(0); e < m * n; e += TOCL_LA_GROUP) {
         T v = w[IX(L, b, e / n, e % n)];
-        part += v * v;
+        part += LA_ABS2(v);
     }
     return sqrt(la_group_sum(scratch, part));
 }
 
-/* Symmetric eigenvalues by cyclic two-sided Jacobi, in place on the full
- * symmetric n x n matrix w: on exit its diagonal holds the (unsorted)
+/* Symmetric (Hermitian) eigenvalues by cyclic two-sided Jacobi, in place on
+ * the full n x n matrix w: on exit its diagonal holds the (unsorted, real)
  * eigenvalues, copied to vals, and vec (flag0) the eigenvectors as columns.
- * rot (layout p.c): scratch for a round's rotations (2 per pair). A pair is rotated
- * while its off-diagonal element is above eps relative to its diagonal and
- * above eps * ||A||_F / n; info = 1 if max_sweeps pass without settling. */
-__kernel void la_eigh_jacobi(__global T *w, __global T *vec, __global T *vals, __global T *rot,
+ * rot (layout p.c): scratch for a round's rotations (c and s per pair). A
+ * pair is rotated while its off-diagonal element is above eps relative to
+ * its diagonal and above eps * ||A||_F / n; info = 1 if max_sweeps pass
+ * without settling. */
+__kernel void la_eigh_jacobi(__global T *w, __global T *vec, __global R *vals, __global T *rot,
                              __global int *info, tocl_la_params p)
 {
     long b = get_group_id(0), n = p.n, ne = n + (n & 1), np = ne / 2;
     int lid = get_local_id(0);
-    __local T scratch[TOCL_LA_GROUP];
+    __local R scratch[TOCL_LA_GROUP];
     __local int rotated;
     __global T *rb = rot + p.c.off + b * p.c.bs;
     if (p.flag0)
         for (long e = lid; e < n * n; e += TOCL_LA_GROUP)
-            vec[IX(p.b, b, e / n, e % n)] = e / n == e % n ? 1 : 0;
-    T tol_abs = LA_EPS * la_fro(w, p.a, b, n, n, scratch) / (T)(n > 0 ? n : 1);
+            vec[IX(p.b, b, e / n, e % n)] = LA_R(e / n == e % n ? 1 : 0);
+    R tol_abs = LA_EPS * la_fro(w, p.a, b, n, n, scratch) / (R)(n > 0 ? n : 1);
     int converged = n < 2;
     for (int sweep = 0; sweep < p.max_sweeps && !converged; sweep++) {
         if (lid == 0)
@@ -343,27 +410,31 @@ __kernel void la_eigh_jacobi(__global T *w, __global T *vec, __global T *vals, _
             for (long q = lid; q < np; q += TOCL_LA_GROUP) {
                 long pp, qq;
                 la_pair(q, r, ne, &pp, &qq);
-                T c = 1, s = 0;
+                R c = 1;
+                T s = LA_R(0);
                 if (qq < n) {
-                    T apq = w[IX(p.a, b, pp, qq)], app = w[IX(p.a, b, pp, pp)], aqq = w[IX(p.a, b, qq, qq)];
-                    if (fabs(apq) > tol_abs && fabs(apq) > LA_EPS * sqrt(fabs(app)) * sqrt(fabs(aqq))) {
-                        T t = la_jacobi_tan((aqq - app) / (2 * apq));
+                    T apq = w[IX(p.a, b, pp, qq)];
+                    R app = LA_RE(w[IX(p.a, b, pp, pp)]), aqq = LA_RE(w[IX(p.a, b, qq, qq)]);
+                    R g = LA_ABS(apq), rel = LA_EPS * sqrt(fabs(app)) * sqrt(fabs(aqq));
+                    if (g > tol_abs && g > rel) {
+                        R t = la_jacobi_tan((aqq - app) / (2 * g));
                         c = 1 / sqrt(1 + t * t);
-                        s = t * c;
+                        s = (apq / g) * (t * c); /* real: the sign of apq, exactly */
                         rotated = 1;
-                    } else if (!(fabs(apq) <= tol_abs || fabs(apq) <= LA_EPS * sqrt(fabs(app)) * sqrt(fabs(aqq)))) {
+                    } else if (!(g <= tol_abs || g <= rel)) {
                         rotated = 1; /* NaN: never settles */
                     }
                 }
-                rb[2 * q] = c;
+                rb[2 * q] = LA_R(c);
                 rb[2 * q + 1] = s;
             }
             LA_BAR;
             for (long q = lid; q < np; q += TOCL_LA_GROUP) {
                 long pp, qq;
                 la_pair(q, r, ne, &pp, &qq);
-                T c = rb[2 * q], s = rb[2 * q + 1];
-                if (qq >= n || s == 0)
+                R c = LA_RE(rb[2 * q]);
+                T s = rb[2 * q + 1];
+                if (qq >= n || LA_ISZERO(s))
                     continue;
                 la_rotate_cols(w, p.a, b, n, pp, qq, c, s);
                 if (p.flag0)
@@ -373,12 +444,13 @@ __kernel void la_eigh_jacobi(__global T *w, __global T *vec, __global T *vals, _
             for (long q = lid; q < np; q += TOCL_LA_GROUP) {
                 long pp, qq;
                 la_pair(q, r, ne, &pp, &qq);
-                T c = rb[2 * q], s = rb[2 * q + 1];
-                if (qq >= n || s == 0)
+                R c = LA_RE(rb[2 * q]);
+                T s = rb[2 * q + 1];
+                if (qq >= n || LA_ISZERO(s))
                     continue;
-                la_rotate_cols(w, la_t(p.a), b, n, pp, qq, c, s);
-                w[IX(p.a, b, pp, qq)] = 0;
-                w[IX(p.a, b, qq, pp)] = 0;
+                la_rotate_cols(w, la_t(p.a), b, n, pp, qq, c, LA_CONJ(s));
+                w[IX(p.a, b, pp, qq)] = LA_R(0);
+                w[IX(p.a, b, qq, pp)] = LA_R(0);
             }
             LA_BAR;
         }
@@ -386,7 +458,7 @@ __kernel void la_eigh_jacobi(__global T *w, __global T *vec, __global T *vals, _
         LA_BAR;
     }
     for (long i = lid; i < n; i += TOCL_LA_GROUP)
-        vals[IV(p.x, b, i)] = w[IX(p.a, b, i, i)];
+        vals[IV(p.x, b, i)] = LA_RE(w[IX(p.a, b, i, i)]);
     if (lid == 0)
         info[IV(p.y, b, 0)] = converged ? 0 : 1;
 }
@@ -394,19 +466,19 @@ __kernel void la_eigh_jacobi(__global T *w, __global T *vec, __global T *vals, _
 /* One-sided (Hestenes) Jacobi on the m x n matrix w, m >= n: rotates pairs
  * of columns until all are orthogonal; then column j of w is sigma_j u_j,
  * and vec (flag0) accumulates the rotations (V, n x n). A pair is rotated
- * while |w_p . w_q| > sqrt(m) eps |w_p| |w_q| (LAPACK gesvj's tolerance)
+ * while |w_p^H w_q| > sqrt(m) eps |w_p| |w_q| (LAPACK gesvj's tolerance)
  * and both columns are above eps * ||A||_F. info = 1 if max_sweeps pass. */
 __kernel void la_svd_jacobi(__global T *w, __global T *vec, __global int *info, tocl_la_params p)
 {
     long b = get_group_id(0), m = p.m, n = p.n, ne = n + (n & 1), np = ne / 2;
     int lid = get_local_id(0);
-    __local T scratch[TOCL_LA_GROUP];
+    __local R scratch[TOCL_LA_GROUP];
     __local int rotated;
     if (p.flag0)
         for (long e = lid; e < n * n; e += TOCL_LA_GROUP)
-            vec[IX(p.b, b, e / n, e % n)] = e / n == e % n ? 1 : 0;
-    T fro = la_fro(w, p.a, b, m, n, scratch);
-    T tol = sqrt((T)m) * LA_EPS, small = LA_EPS * fro;
+            vec[IX(p.b, b, e / n, e % n)] = LA_R(e / n == e % n ? 1 : 0);
+    R fro = la_fro(w, p.a, b, m, n, scratch);
+    R tol = sqrt((R)m) * LA_EPS, small = LA_EPS * fro;
     int converged = n < 2;
     for (int sweep = 0; sweep < p.max_sweeps && !converged; sweep++) {
         if (lid == 0)
@@ -418,22 +490,24 @@ __kernel void la_svd_jacobi(__global T *w, __global T *vec, __global int *info, 
                 la_pair(q, r, ne, &pp, &qq);
                 if (qq >= n)
                     continue;
-                T al = 0, be = 0, ga = 0;
+                R al = 0, be = 0;
+                T ga = LA_R(0);
                 for (long i = 0; i < m; i++) {
                     T x = w[IX(p.a, b, i, pp)], y = w[IX(p.a, b, i, qq)];
-                    al += x * x;
-                    be += y * y;
-                    ga += x * y;
+                    al += LA_ABS2(x);
+                    be += LA_ABS2(y);
+                    ga += LA_MUL(LA_CONJ(x), y);
                 }
-                T np_ = sqrt(al), nq = sqrt(be);
-                if (!(fabs(ga) > tol * np_ * nq && np_ > small && nq > small)) {
-                    if (isnan(ga))
+                R np_ = sqrt(al), nq = sqrt(be), g = LA_ABS(ga);
+                if (!(g > tol * np_ * nq && np_ > small && nq > small)) {
+                    if (LA_ISNAN(ga))
                         rotated = 1; /* NaN: never settles */
                     continue;
                 }
                 rotated = 1;
-                T t = la_jacobi_tan((be - al) / (2 * ga));
-                T c = 1 / sqrt(1 + t * t), s = t * c;
+                R t = la_jacobi_tan((be - al) / (2 * g));
+                R c = 1 / sqrt(1 + t * t);
+                T s = (ga / g) * (t * c);
                 la_rotate_cols(w, p.a, b, m, pp, qq, c, s);
                 if (p.flag0)
                     la_rotate_cols(vec, p.b, b, n, pp, qq, c, s);

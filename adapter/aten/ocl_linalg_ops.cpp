@@ -10,6 +10,12 @@
 // generic wrapper. Decompositions built from others (solve, inverse, det,
 // lstsq, orgqr, ormqr, cholesky_solve) are composed here from the kernels
 // and native ocl ops.
+//
+// complex64 and complex128 run the same kernels (complex builds of
+// linalg.cl), handed over in the runtime's pairs layout. A stub sees what
+// LAPACK would: the memory of its tensors, whatever their conj bit (the
+// front ends choose the transpose flags with that in mind), so operands are
+// passed raw and a conjugate-transposed solve sets the kernels' conj flag.
 #if __has_include(<ATen/core/Dimname.h>)
 #include <ATen/core/Dimname.h>
 #define TOCL_HAS_DIMNAME 1
@@ -29,6 +35,8 @@
 #include <ATen/ops/_linalg_svd.h>
 #include <ATen/ops/_linalg_svd_native.h>
 #include <ATen/ops/cholesky_inverse_native.h>
+#include <ATen/ops/conj_physical.h>
+#include <ATen/ops/real.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/eye.h>
@@ -71,7 +79,8 @@ using nn_util::stream_of;
 // ------------------------------------------------------------------ operands
 
 // t [..., r, c] (keep 2) or [..., len] (keep 1) as a runtime operand with one
-// batch dimension, when its batch dimensions share one stride.
+// batch dimension, when its batch dimensions share one stride; a complex t
+// as its real dtype with a trailing pair dim (tocl/linalg.h).
 std::optional<tocl_tensor> as_batched(const Tensor& t, int keep) {
   const int nb = static_cast<int>(t.dim()) - keep;
   TORCH_INTERNAL_ASSERT(nb >= 0);
@@ -89,26 +98,39 @@ std::optional<tocl_tensor> as_batched(const Tensor& t, int keep) {
     have = true;
     expect = st * sz;
   }
-  tocl_tensor full = to_tocl_tensor(t);
+  tocl_tensor full = to_tocl_pairs(t);
+  const int64_t u = t.is_complex() ? 2 : 1;  // reals per element
   tocl_tensor r{};
   r.data = full.data;
   r.dtype = full.dtype;
   r.ndim = keep + 1;
   r.sizes[0] = batch;
-  r.strides[0] = bs;
+  r.strides[0] = bs * u;
   for (int i = 0; i < keep; i++) {
     r.sizes[1 + i] = t.size(nb + i);
-    r.strides[1 + i] = t.stride(nb + i);
+    r.strides[1 + i] = t.stride(nb + i) * u;
+  }
+  if (t.is_complex()) {
+    r.sizes[r.ndim] = 2;
+    r.strides[r.ndim] = 1;
+    r.ndim++;
   }
   return r;
 }
 
-// A tensor handed to a kernel: itself when its batch collapses, else a
-// contiguous copy, written back by finish() when the kernel wrote it.
+// The memory of x as LAPACK reads it: conj and neg bits dropped.
+Tensor raw(const Tensor& x) {
+  Tensor r = x.is_conj() ? x.conj() : x;
+  return r.is_neg() ? r._neg_view() : r;
+}
+
+// A tensor handed to a kernel (raw): itself when its batch collapses, else
+// a contiguous copy, written back by finish() when the kernel wrote it.
 struct Batched {
   Tensor orig, work;
   tocl_tensor t{};
-  Batched(const Tensor& x, int keep) : orig(x) {
+  Batched(const Tensor& x_in, int keep) : orig(raw(x_in)) {
+    const Tensor& x = orig;
     auto v = as_batched(x, keep);
     work = v ? x : x.contiguous();
     t = v ? *v : *as_batched(work, keep);
@@ -121,9 +143,10 @@ struct Batched {
 };
 
 // The CPU's dispatch error (NotImplementedError) for a dtype LAPACK lacks.
-void check_real_float(const Tensor& t, const char* name) {
-  TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble, "\"", name,
-                              "_ocl\" not implemented for '", c10::toString(t.scalar_type()), "'");
+void check_float(const Tensor& t, const char* name) {
+  const auto d = t.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(d == at::kFloat || d == at::kDouble || d == at::kComplexFloat || d == at::kComplexDouble,
+                              "\"", name, "_ocl\" not implemented for '", c10::toString(d), "'");
 }
 
 // info [...] (int32, the batch shape) as a [batch, 1] operand.
@@ -138,9 +161,10 @@ void potrf(const Tensor& a, const Tensor& info) {  // lower, in place
   I.finish();
 }
 
-void trsm(const Tensor& a, const Tensor& b, bool upper, bool unit) {  // b := a^-1 b
+// b := a^-1 b, or conj(a)^-1 b (conj; a^H with a's transposed view)
+void trsm(const Tensor& a, const Tensor& b, bool upper, bool unit, bool conj = false) {
   Batched A(a, 2), B(b, 2);
-  TOCL_CHECK(tocl_la_trsm(dev_of(b), stream_of(b), A.p(), B.p(), upper, unit));
+  TOCL_CHECK(tocl_la_trsm(dev_of(b), stream_of(b), A.p(), B.p(), upper, unit, conj));
   B.finish();
 }
 
@@ -150,9 +174,11 @@ void laswp(const Tensor& piv, const Tensor& b, bool reverse) {
   B.finish();
 }
 
-void house_apply(const Tensor& v, const Tensor& tau, const Tensor& c, bool forward) {
+// c := (product of the reflectors) c; conj_tau: each H^H, conj_v: each H^T
+void house_apply(const Tensor& v, const Tensor& tau, const Tensor& c, bool forward, bool conj_tau = false,
+                 bool conj_v = false) {
   Batched V(v, 2), T(tau, 1), C(c, 2);
-  TOCL_CHECK(tocl_la_house_apply(dev_of(c), stream_of(c), V.p(), T.p(), C.p(), forward));
+  TOCL_CHECK(tocl_la_house_apply(dev_of(c), stream_of(c), V.p(), T.p(), C.p(), forward, conj_tau, conj_v));
   C.finish();
 }
 
@@ -167,22 +193,25 @@ Tensor expand_batch(const Tensor& a, const Tensor& b, int keep) {
 // ------------------------------------------------------------------ stubs
 
 void ocl_cholesky(const Tensor& input, const Tensor& info, bool upper) {
-  check_real_float(input, "cholesky");
+  check_float(input, "cholesky");
   c10::DeviceGuard g(input.device());
-  // upper: the lower factor of A^T, written through the transposed view
+  // upper: the lower factor L of A^T = conj(A) (Hermitian A), written
+  // through the transposed view: U = L^T, and A = conj(L) L^T = U^H U
   potrf(upper ? input.mT() : input, info);
 }
 
-// (B, A) already broadcast by cholesky_solve: A = L L^T (or U^T U).
-Tensor ocl_cholesky_solve_helper(const Tensor& self, const Tensor& A, bool upper) {
-  check_real_float(self, "cholesky_solve");
+// (B, A) already broadcast by cholesky_solve: A = L L^H (or U^H U).
+Tensor ocl_cholesky_solve_helper(const Tensor& self, const Tensor& A_in, bool upper) {
+  check_float(self, "cholesky_solve");
   c10::DeviceGuard g(self.device());
-  Tensor X = self.mT().clone(at::MemoryFormat::Contiguous).mT();
+  Tensor X = self.mT().clone(at::MemoryFormat::Contiguous).mT().resolve_conj();
   if (X.numel() == 0)
     return X;
-  Tensor L = upper ? A.mT() : A;  // lower factor either way
-  trsm(L, X, /*upper=*/false, false);
-  trsm(L.mT(), X, /*upper=*/true, false);
+  Tensor A = A_in.resolve_conj();
+  // L = A (lower) or U^H = conj(A^T) (upper): A's view and whether to conjugate
+  Tensor L = upper ? A.mT() : A;
+  trsm(L, X, /*upper=*/false, false, /*conj=*/upper);
+  trsm(L.mT(), X, /*upper=*/true, false, /*conj=*/!upper);
   return X;
 }
 
@@ -190,13 +219,13 @@ Tensor& ocl_cholesky_inverse(Tensor& result, Tensor& infos, bool upper) {
   c10::DeviceGuard g(result.device());
   const int64_t n = result.size(-1);
   Tensor eye = at::eye(n, result.options()).expand_as(result);
-  Tensor inv = ocl_cholesky_solve_helper(eye, result.clone(), upper);
-  result.copy_(inv);
+  Tensor inv = ocl_cholesky_solve_helper(eye, raw(result).clone(), upper);
+  raw(result).copy_(inv);
   return result;
 }
 
 void ocl_lu_factor(const Tensor& input, const Tensor& pivots, const Tensor& infos, bool compute_pivots) {
-  check_real_float(input, "lu_factor");
+  check_float(input, "lu_factor");
   c10::DeviceGuard g(input.device());
   Batched A(input, 2), P(pivots, 1), I(info_view(infos), 1);
   TOCL_CHECK(tocl_la_getrf(dev_of(input), stream_of(input), A.p(), P.p(), I.p(), compute_pivots));
@@ -214,9 +243,10 @@ void ocl_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, at::n
     laswp(piv, B, false);
     trsm(lu, B, false, true);
     trsm(lu, B, true, false);
-  } else {  // U^T L^T P^T X = B
-    trsm(lu.mT(), B, false, false);
-    trsm(lu.mT(), B, true, true);
+  } else {  // U^T L^T P^T X = B, or U^H L^H P^T X = B
+    const bool cj = trans == at::native::TransposeType::ConjTranspose;
+    trsm(lu.mT(), B, false, false, cj);
+    trsm(lu.mT(), B, true, true, cj);
     laswp(piv, B, true);
   }
 }
@@ -227,19 +257,20 @@ void ocl_triangular_solve(const Tensor& A, const Tensor& B, bool left, bool uppe
   if (B.numel() == 0)
     return;
   const bool t = trans != at::native::TransposeType::NoTranspose;
+  const bool cj = trans == at::native::TransposeType::ConjTranspose;
   // LAPACK reads A's memory as column-major whatever its strides, and
   // linalg_solve_triangular passes a row-major A with the flags that make
   // that right: see the matrix LAPACK would.
   auto lapack_view = [](const Tensor& x) { return x.stride(-1) == 1 && x.stride(-2) != 1 ? x.mT() : x; };
-  Tensor a = expand_batch(lapack_view(A), B, 2);
+  Tensor a = expand_batch(lapack_view(raw(A)), B, 2);
   if (left)  // op(A) X = B
-    trsm(t ? a.mT() : a, B, t ? !upper : upper, unit);
-  else  // X op(A) = B  <=>  op(A)^T X^T = B^T
-    trsm(t ? a : a.mT(), B.mT(), t ? upper : !upper, unit);
+    trsm(t ? a.mT() : a, B, t ? !upper : upper, unit, cj);
+  else  // X op(A) = B  <=>  op(A)^T X^T = B^T (op(A)^T = conj(A) for A^H)
+    trsm(t ? a : a.mT(), B.mT(), t ? upper : !upper, unit, cj);
 }
 
 void ocl_geqrf(const Tensor& input, const Tensor& tau) {
-  check_real_float(input, "geqrf");
+  check_float(input, "geqrf");
   c10::DeviceGuard g(input.device());
   Batched A(input, 2), T(tau, 1);
   TOCL_CHECK(tocl_la_geqrf(dev_of(input), stream_of(input), A.p(), T.p()));
@@ -253,10 +284,11 @@ Tensor& ocl_orgqr(Tensor& result, const Tensor& tau) {
   if (result.numel() == 0)
     return result;
   const int64_t k = tau.size(-1);
-  Tensor v = result.narrow(-1, 0, k).clone();
-  result.zero_();
-  result.diagonal(0, -2, -1).fill_(1);
-  house_apply(v, tau, result, /*forward=*/false);
+  Tensor q = raw(result);
+  Tensor v = q.narrow(-1, 0, k).clone();
+  q.zero_();
+  q.diagonal(0, -2, -1).fill_(1);
+  house_apply(v, tau, q, /*forward=*/false);
   return result;
 }
 
@@ -265,12 +297,13 @@ void ocl_ormqr(const Tensor& input, const Tensor& tau, const Tensor& other, bool
   if (other.numel() == 0 || tau.size(-1) == 0)
     return;
   Tensor v = input.narrow(-1, 0, tau.size(-1));
-  // Q = H_0 ... H_{k-1}: Q C applies H_{k-1} first, Q^T C applies H_0 first;
-  // C Q = (Q^T C^T)^T and C Q^T = (Q C^T)^T
+  // Q = H_0 ... H_{k-1} (transpose: Q^H): Q C applies H_{k-1} first, Q^H C
+  // applies H_0^H first; C Q = (Q^T C^T)^T, Q^T applying H_0^T first, and
+  // C Q^H = (conj(Q) C^T)^T, conj(Q) applying conj(H_{k-1}) first
   if (left)
-    house_apply(v, tau, other, transpose);
+    house_apply(v, tau, other, transpose, /*conj_tau=*/transpose);
   else
-    house_apply(v, tau, other.mT(), !transpose);
+    house_apply(v, tau, other.mT(), !transpose, /*conj_tau=*/transpose, /*conj_v=*/true);
 }
 
 // Sort each batch row of vals (ascending or descending) and permute the
@@ -285,16 +318,20 @@ Tensor sort_columns(const Tensor& vals, bool descending, std::initializer_list<T
 
 void ocl_eigh(const Tensor& eigenvalues, const Tensor& eigenvectors, const Tensor& infos, bool upper,
               bool compute_v) {
-  check_real_float(eigenvectors, "linalg_eigh");
+  check_float(eigenvectors, "linalg_eigh");
   c10::DeviceGuard g(eigenvectors.device());
   const int64_t n = eigenvectors.size(-1);
-  // the full symmetric matrix from the referenced triangle
-  Tensor a = eigenvectors;
-  Tensor w = upper ? a.triu() + a.triu(1).mT() : a.tril() + a.tril(-1).mT();
+  // the full symmetric (Hermitian) matrix from the referenced triangle,
+  // whose diagonal's imaginary part LAPACK ignores
+  Tensor a = raw(eigenvectors);
+  Tensor w = upper ? a.triu() + at::conj_physical(a.triu(1).mT()) : a.tril() + at::conj_physical(a.tril(-1).mT());
   w = w.reshape({-1, n, n}).contiguous();
+  if (w.is_complex())
+    w.diagonal(0, -2, -1).copy_(at::real(w.diagonal(0, -2, -1)).clone());
   const int64_t batch = w.size(0);
   auto opts = w.options();
-  Tensor vals = at::empty({batch, n}, opts), vec = compute_v ? at::empty({batch, n, n}, opts) : Tensor();
+  Tensor vals = at::empty({batch, n}, opts.dtype(c10::toRealValueType(w.scalar_type())));
+  Tensor vec = compute_v ? at::empty({batch, n, n}, opts) : Tensor();
   Tensor rot = at::empty({batch, n + (n & 1)}, opts), info = at::zeros({batch, 1}, opts.dtype(at::kInt));
   Batched W(w, 2), E(vals, 1), R(rot, 1), I(info, 1);
   std::optional<Batched> V;
@@ -311,9 +348,10 @@ void ocl_eigh(const Tensor& eigenvalues, const Tensor& eigenvectors, const Tenso
 // One-sided Jacobi on the tall orientation; U from a QR of the rotated
 // columns, which also completes U to a full basis (full_matrices, or zero
 // singular values).
-void ocl_svd(const Tensor& A, const bool full, const bool compute_uv, const std::optional<c10::string_view>& driver,
+void ocl_svd(const Tensor& A_in, const bool full, const bool compute_uv, const std::optional<c10::string_view>& driver,
              const Tensor& U, const Tensor& S, const Tensor& Vh, const Tensor& info) {
-  check_real_float(A, "linalg_svd");
+  const Tensor A = raw(A_in);
+  check_float(A, "linalg_svd");
   TORCH_CHECK(!driver.has_value(), "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs "
               "with cuSOLVER backend.");
   c10::DeviceGuard g(A.device());
@@ -347,10 +385,10 @@ void ocl_svd(const Tensor& A, const bool full, const bool compute_uv, const std:
   Tensor q = at::zeros({batch, M, cols}, opts);
   q.diagonal(0, -2, -1).fill_(1);
   house_apply(w, tau, q, /*forward=*/false);
-  Tensor d = w.diagonal(0, -2, -1);
-  Tensor sign = at::where(d < 0, -1.0, 1.0).to(opts.dtype());
+  Tensor d = w.diagonal(0, -2, -1);  // real (LAPACK's larfg makes it so)
+  Tensor sign = at::where((w.is_complex() ? at::real(d) : d) < 0, -1.0, 1.0).to(opts.dtype());
   q.narrow(-1, 0, N).mul_(sign.unsqueeze(-2));
-  Tensor left = q, right = v;  // A' = left diag(s) right^T
+  Tensor left = q, right = v;  // A' = left diag(s) right^H, A' = A or A^T
   std::vector<int64_t> bshape(A.sizes().begin(), A.sizes().end() - 2);
   auto batched = [&](const Tensor& t) {
     std::vector<int64_t> sh = bshape;
@@ -360,9 +398,9 @@ void ocl_svd(const Tensor& A, const bool full, const bool compute_uv, const std:
   };
   if (!wide) {
     U.copy_(batched(left));
-    Vh.copy_(batched(right.mT()));
-  } else {
-    U.copy_(batched(right));
+    Vh.copy_(batched(at::conj_physical(right.mT())));
+  } else {  // A = conj(right) diag(s) left^T
+    U.copy_(batched(at::conj_physical(right)));
     Vh.copy_(batched(left.mT()));
   }
 }
@@ -370,9 +408,10 @@ void ocl_svd(const Tensor& A, const bool full, const bool compute_uv, const std:
 // Least squares through the SVD: the minimum-norm solution with singular
 // values at or below rcond * max dropped (what gelsd computes; for full-rank
 // input it is gelsy's and gels's solution as well).
-void ocl_lstsq(const Tensor& a, Tensor& b, Tensor& rank, Tensor& singular_values, Tensor& infos, double rcond,
+void ocl_lstsq(const Tensor& a_in, Tensor& b, Tensor& rank, Tensor& singular_values, Tensor& infos, double rcond,
                std::string driver) {
-  c10::DeviceGuard g(a.device());
+  c10::DeviceGuard g(a_in.device());
+  const Tensor a = raw(a_in);
   const int64_t m = a.size(-2), n = a.size(-1);
   if (m == 0 || n == 0)
     return;
@@ -381,7 +420,7 @@ void ocl_lstsq(const Tensor& a, Tensor& b, Tensor& rank, Tensor& singular_values
   Tensor keep = s > s.amax(-1, true) * rcond;
   Tensor sinv = at::where(keep, s.reciprocal(), at::zeros({}, s.options()));
   Tensor rhs = b.narrow(-2, 0, m);
-  Tensor x = at::matmul(vh.mT(), sinv.unsqueeze(-1) * at::matmul(u.mT(), rhs));
+  Tensor x = at::matmul(vh.mH(), sinv.unsqueeze(-1) * at::matmul(u.mH(), rhs));
   if (m > n) {  // LAPACK leaves the residual's components in rows n..m-1
     Tensor r = at::matmul(a, x) - rhs;
     Tensor tail = b.narrow(-2, n, m - n);
@@ -406,7 +445,8 @@ Tensor ocl_matrix_exp(const Tensor& self) {
               self.size(-2), " by ", self.size(-1), " matrices");
   c10::DeviceGuard g(self.device());
   const auto dt = self.scalar_type();
-  TORCH_CHECK(at::isFloatingType(dt), "linalg.matrix_exp: the ocl device supports floating matrices, got ", dt);
+  TORCH_CHECK(at::isFloatingType(dt) || dt == at::kComplexFloat || dt == at::kComplexDouble,
+              "linalg.matrix_exp: the ocl device supports floating and complex matrices, got ", dt);
   const int64_t n = self.size(-1);
   if (self.numel() == 0)
     return at::empty_like(self, at::MemoryFormat::Contiguous);
@@ -414,7 +454,9 @@ Tensor ocl_matrix_exp(const Tensor& self) {
     return self.exp();
   tocl_device_props props;
   TOCL_CHECK(tocl_device_props_get(self.device().index(), &props));
-  Tensor a = self.to(props.has_fp64 ? at::kDouble : dt == at::kDouble ? dt : at::kFloat).reshape({-1, n, n});
+  const auto real = at::isComplexType(dt) ? c10::toRealValueType(dt) : dt;
+  auto wide = props.has_fp64 ? at::kDouble : real == at::kDouble ? real : at::kFloat;
+  Tensor a = self.to(at::isComplexType(dt) ? c10::toComplexType(wide) : wide).reshape({-1, n, n});
   static const double b[14] = {64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
                                129060195264000., 10559470521600., 670442572800., 33522128640.,
                                1323241920., 40840800., 960960., 16380., 182., 1.};
@@ -721,51 +763,54 @@ REGISTER_PRIVATEUSE1_DISPATCH(cross_stub, &torch_ocl::ocl_cross)
 namespace torch_ocl {
 namespace {
 
+// impl_complex: the kernels compute in complex themselves (the stubs take
+// complex64 / complex128; the structured front ends refuse other dtypes
+// with the CPU's messages).
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   RoutedLibrary m(lib);
-  m.impl("linalg_cholesky_ex", cholesky_ex);
-  m.impl("linalg_cholesky_ex.L", cholesky_ex_out);
-  m.impl("cholesky_inverse", at::native::cholesky_inverse);
-  m.impl("cholesky_inverse.out", at::native::cholesky_inverse_out);
-  m.impl("_cholesky_solve_helper", ocl_cholesky_solve_helper);
-  m.impl("_cholesky_solve_helper.out", cholesky_solve_helper_out);
-  m.impl("linalg_lu_factor_ex", lu_factor_ex);
-  m.impl("linalg_lu_factor_ex.out", lu_factor_ex_out);
-  m.impl("linalg_lu", linalg_lu);
-  m.impl("linalg_lu.out", linalg_lu_out);
-  m.impl("lu_unpack", ocl_lu_unpack);
-  m.impl("lu_unpack.out", lu_unpack_out);
-  m.impl("linalg_lu_solve", lu_solve);
-  m.impl("linalg_lu_solve.out", lu_solve_out);
-  m.impl("_linalg_det", linalg_det);
-  m.impl("_linalg_det.result", linalg_det_out);
-  m.impl("_linalg_slogdet", slogdet);
-  m.impl("_linalg_slogdet.sign", slogdet_out);
-  m.impl("_linalg_solve_ex", solve_ex);
-  m.impl("_linalg_solve_ex.result", solve_ex_out);
-  m.impl("linalg_solve_triangular", at::native::linalg_solve_triangular);
-  m.impl("linalg_solve_triangular.out", at::native::linalg_solve_triangular_out);
-  m.impl("triangular_solve", tri_solve);
-  m.impl("triangular_solve.X", tri_solve_out);
-  m.impl("linalg_inv_ex", inv_ex);
-  m.impl("linalg_inv_ex.inverse", inv_ex_out);
-  m.impl("geqrf", at::native::geqrf);
-  m.impl("geqrf.a", at::native::geqrf_out);
-  m.impl("linalg_householder_product", at::native::linalg_householder_product);
-  m.impl("linalg_householder_product.out", at::native::linalg_householder_product_out);
-  m.impl("ormqr", at::native::ormqr);
-  m.impl("ormqr.out", at::native::ormqr_out);
-  m.impl("linalg_qr", qr);
-  m.impl("linalg_qr.out", qr_out);
-  m.impl("_linalg_eigh", eigh);
-  m.impl("_linalg_eigh.eigenvalues", eigh_out);
-  m.impl("_linalg_svd", svd);
-  m.impl("_linalg_svd.U", svd_out);
-  m.impl("linalg_lstsq.out", at::native::linalg_lstsq_out);
+  m.impl_complex("linalg_cholesky_ex", cholesky_ex);
+  m.impl_complex("linalg_cholesky_ex.L", cholesky_ex_out);
+  m.impl_complex("cholesky_inverse", at::native::cholesky_inverse);
+  m.impl_complex("cholesky_inverse.out", at::native::cholesky_inverse_out);
+  m.impl_complex("_cholesky_solve_helper", ocl_cholesky_solve_helper);
+  m.impl_complex("_cholesky_solve_helper.out", cholesky_solve_helper_out);
+  m.impl_complex("linalg_lu_factor_ex", lu_factor_ex);
+  m.impl_complex("linalg_lu_factor_ex.out", lu_factor_ex_out);
+  m.impl_complex("linalg_lu", linalg_lu);
+  m.impl_complex("linalg_lu.out", linalg_lu_out);
+  m.impl_complex("lu_unpack", ocl_lu_unpack);
+  m.impl_complex("lu_unpack.out", lu_unpack_out);
+  m.impl_complex("linalg_lu_solve", lu_solve);
+  m.impl_complex("linalg_lu_solve.out", lu_solve_out);
+  m.impl_complex("_linalg_det", linalg_det);
+  m.impl_complex("_linalg_det.result", linalg_det_out);
+  m.impl_complex("_linalg_slogdet", slogdet);
+  m.impl_complex("_linalg_slogdet.sign", slogdet_out);
+  m.impl_complex("_linalg_solve_ex", solve_ex);
+  m.impl_complex("_linalg_solve_ex.result", solve_ex_out);
+  m.impl_complex("linalg_solve_triangular", at::native::linalg_solve_triangular);
+  m.impl_complex("linalg_solve_triangular.out", at::native::linalg_solve_triangular_out);
+  m.impl_complex("triangular_solve", tri_solve);
+  m.impl_complex("triangular_solve.X", tri_solve_out);
+  m.impl_complex("linalg_inv_ex", inv_ex);
+  m.impl_complex("linalg_inv_ex.inverse", inv_ex_out);
+  m.impl_complex("geqrf", at::native::geqrf);
+  m.impl_complex("geqrf.a", at::native::geqrf_out);
+  m.impl_complex("linalg_householder_product", at::native::linalg_householder_product);
+  m.impl_complex("linalg_householder_product.out", at::native::linalg_householder_product_out);
+  m.impl_complex("ormqr", at::native::ormqr);
+  m.impl_complex("ormqr.out", at::native::ormqr_out);
+  m.impl_complex("linalg_qr", qr);
+  m.impl_complex("linalg_qr.out", qr_out);
+  m.impl_complex("_linalg_eigh", eigh);
+  m.impl_complex("_linalg_eigh.eigenvalues", eigh_out);
+  m.impl_complex("_linalg_svd", svd);
+  m.impl_complex("_linalg_svd.U", svd_out);
+  m.impl_complex("linalg_lstsq.out", at::native::linalg_lstsq_out);
   m.impl("linalg_cross", cross);
   m.impl("linalg_cross.out", cross_out);
-  m.impl("linalg_matrix_exp", ocl_matrix_exp);
-  m.impl("linalg_matrix_exp.out", matrix_exp_out);
+  m.impl_complex("linalg_matrix_exp", ocl_matrix_exp);
+  m.impl_complex("linalg_matrix_exp.out", matrix_exp_out);
   m.impl("trace", ocl_trace);
   m.impl("trace.out", trace_out);
   m.impl("angle", ocl_angle);

@@ -4,8 +4,11 @@
  * A matrix operand is a tocl_tensor of ndim 3, [batch, rows, cols], with any
  * strides (0 broadcasts a batch); a vector operand (pivots, tau, info,
  * eigenvalues) has ndim 2, [batch, length]. Matrices are float32 or float64
- * (float64 needs cl_khr_fp64); pivots and info are int32 with LAPACK's
- * 1-based meaning. Calls only enqueue work: info is read by the caller. */
+ * (float64 needs cl_khr_fp64), real or complex: a complex operand is given
+ * as its real dtype in pairs layout, one more trailing dim [..., 2] of
+ * stride 1 (view_as_real's), and every matrix and tau of a call must agree;
+ * eigenvalues stay real. Pivots and info are int32 with LAPACK's 1-based
+ * meaning. Calls only enqueue work: info is read by the caller. */
 #ifndef TOCL_LINALG_H
 #define TOCL_LINALG_H
 
@@ -15,7 +18,7 @@
 extern "C" {
 #endif
 
-/* Cholesky factor L (A = L L^T) of the lower triangle of each n x n matrix,
+/* Cholesky factor L (A = L L^H) of the lower triangle of each n x n matrix,
  * in place; info[b] = j + 1 at the first non-positive pivot, else 0. */
 tocl_status tocl_la_potrf(int dev, int stream, const tocl_tensor *a, const tocl_tensor *info);
 
@@ -25,9 +28,11 @@ tocl_status tocl_la_potrf(int dev, int stream, const tocl_tensor *a, const tocl_
 tocl_status tocl_la_getrf(int dev, int stream, const tocl_tensor *a, const tocl_tensor *piv,
                           const tocl_tensor *info, int pivot);
 
-/* B := A^-1 B for triangular n x n A (lower or upper, unit diagonal or
- * not) and n x k B. Transposed solves pass the transposed view of A. */
-tocl_status tocl_la_trsm(int dev, int stream, const tocl_tensor *a, const tocl_tensor *b, int upper, int unit);
+/* B := A^-1 B (conj(A)^-1 B when conj != 0) for triangular n x n A (lower
+ * or upper, unit diagonal or not) and n x k B. Transposed solves pass the
+ * transposed view of A; conjugate-transposed ones also set conj. */
+tocl_status tocl_la_trsm(int dev, int stream, const tocl_tensor *a, const tocl_tensor *b, int upper, int unit,
+                         int conj);
 
 /* Row interchanges of the m x k B by the pivots [batch, n] (1-based), in
  * order, or undone (reverse != 0). */
@@ -38,13 +43,15 @@ tocl_status tocl_la_laswp(int dev, int stream, const tocl_tensor *piv, const toc
 tocl_status tocl_la_geqrf(int dev, int stream, const tocl_tensor *a, const tocl_tensor *tau);
 
 /* C := H_0 H_1 ... H_{k-1} C (forward = 0) or H_{k-1} ... H_0 C (forward
- * != 0) for the k reflectors in v (m x k, geqrf layout) and tau [batch, k];
- * C is m x n. Right-side products pass the transposed C. */
+ * != 0) for the k reflectors H_i = I - tau_i v_i v_i^H in v (m x k, geqrf
+ * layout) and tau [batch, k]; C is m x n. conj_tau applies H_i^H instead,
+ * conj_v H_i^T (both: conj(H_i)); for real operands both are no-ops.
+ * Right-side products pass the transposed C. */
 tocl_status tocl_la_house_apply(int dev, int stream, const tocl_tensor *v, const tocl_tensor *tau,
-                                const tocl_tensor *c, int forward);
+                                const tocl_tensor *c, int forward, int conj_tau, int conj_v);
 
-/* Symmetric eigen decomposition by Jacobi rotations: w (n x n, the full
- * symmetric matrix) is destroyed; vals [batch, n] receive the eigenvalues
+/* Symmetric (Hermitian) eigen decomposition by Jacobi rotations: w (n x n,
+ * the full matrix) is destroyed; vals [batch, n] (real) receive the eigenvalues
  * unsorted and vec (n x n, or NULL) the eigenvectors as columns in the same
  * order; rot [batch, n + n % 2] (contiguous, w's dtype) is scratch for a
  * round's rotations; info [batch, 1]: 1 where the iteration did not settle. */

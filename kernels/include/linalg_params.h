@@ -27,7 +27,7 @@ typedef struct tocl_la_mat {
 typedef struct tocl_la_params {
     tocl_la_mat a, b, c, x, y;
     tocl_la_i64 batch, m, n, k;
-    tocl_la_i32 flag0, flag1, max_sweeps, pad;
+    tocl_la_i32 flag0, flag1, flag2, max_sweeps;
 } tocl_la_params;
 
 /* Work-group size of the one-group-per-matrix kernels (a power of two);
