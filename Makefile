@@ -158,9 +158,9 @@ tsan: $(STAMPS)/pip
 	  ctest --output-on-failure -j 1 --timeout 1200
 
 # The C tests that run threads (allocator, program cache and its builder, streams, the guard,
-# fusion's background builds) under ThreadSanitizer: the part of `make tsan` CI runs
-# (about 1 min on 2 cores; the whole of `make tsan` takes ~35 min).
-TSAN_CI_TESTS := test_(mem|mem_threads|mem_guard|program|program_disk|program_race|stream|fusion|device|trace)$$
+# fusion's background builds, two threads on one fused stream) under ThreadSanitizer: the
+# part of `make tsan` CI runs (about 1 min on 2 cores; the whole of `make tsan` takes ~35 min).
+TSAN_CI_TESTS := test_(mem|mem_threads|mem_guard|program|program_disk|program_race|stream|fusion|fusion_threads|device|trace)$$
 tsan-ci: $(STAMPS)/pip
 	$(VENV)/bin/cmake -S . -B build/tsan -G Ninja -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) \
 	  -DTOCL_TSAN=ON -DCMAKE_BUILD_TYPE=Debug

@@ -30,16 +30,24 @@ void tocl_defer_note_free(int dev, tocl_addr addr, size_t size);
 /* Fused eager's reduction prologue (defer_reduce.c): when recorded ops
  * compute one of a reduction's inputs, begin returns 1 with *p the
  * reduction's prologue extended by those ops (reading their inputs, laid
- * out over the reduction's shape) and keeps the device locked while the caller checks that the fused kernel is
- * built; end(1) then enqueues every other recorded op and keeps those
- * recorded (the reduction, launched next on the queue taken without
- * flushing, reads their inputs), end(0) leaves everything as it was. */
+ * out over the reduction's shape) and keeps the device locked while the
+ * caller checks that the fused kernel is built. end(0) then leaves
+ * everything as it was and unlocks. end(1) enqueues every other recorded
+ * op and keeps those recorded (the reduction reads their inputs), and the
+ * device stays locked until tocl_defer_reduce_release: in between the
+ * caller enqueues the reduction, on the queue taken without flushing, with
+ * operands it resolved before begin (the allocator's lock is never taken
+ * under this one: the allocator calls in here holding its own). The
+ * group's inputs may be dead tensors whose memory the allocator can hand
+ * out again: holding the lock until the reduction is queued keeps another
+ * thread on the stream from queueing a write to that memory first. */
 typedef struct tocl_defer_prologue {
     tocl_ir_graph g;
     int n_in;
     tocl_tensor ins[TOCL_IR_MAX_INPUTS];
     int n_pre;                          /* ins[0..n_pre) are the group's inputs: use these */
-    cl_mem bufs[TOCL_IR_MAX_INPUTS];    /* buffers and element offsets, resolved at recording */
+    int input;                          /* the reduction's input they compute; ins[n_pre..) are the others */
+    cl_mem bufs[TOCL_IR_MAX_INPUTS];    /* buffers and element offsets of ins[0..n_pre), resolved at recording */
     cl_long offs[TOCL_IR_MAX_INPUTS];
     tocl_scalar sc[TOCL_IR_MAX_SCALARS];
 } tocl_defer_prologue;
@@ -47,6 +55,7 @@ int tocl_defer_reduce_begin(int dev, int stream, int n_out, const tocl_tensor *o
                             const tocl_tensor *ins, const tocl_ir_graph *pro, const tocl_scalar *sc,
                             tocl_defer_prologue *p);
 tocl_status tocl_defer_reduce_end(int commit);
+void tocl_defer_reduce_release(void);
 /* Tests ask for synchronous builds (tocl_fusion_set_sync_build); a fused
  * reduction is counted in the stats. */
 int tocl_defer_sync_build(void);

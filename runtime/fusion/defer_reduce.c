@@ -15,7 +15,12 @@
  *
  * tocl_defer_reduce_begin plans and holds the device's lock; the reduction
  * then checks that the fused kernel is built and calls
- * tocl_defer_reduce_end(commit), which runs every other recorded group. */
+ * tocl_defer_reduce_end(commit), which runs every other recorded group.
+ * After end(1) the lock stays held until the reduction is queued
+ * (tocl_defer_reduce_release): the group's inputs are often dead
+ * temporaries, and another thread on the same stream could otherwise be
+ * handed their memory and queue a write to it (its flush runs first, then
+ * its kernel) between the flush and the reduction that still reads them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,6 +217,7 @@ static int try_input(int dev, d_rec *recs, int n, d_group *groups, int *ng, int 
         }
     }
     p->n_pre = ni;
+    p->input = k;
     for (int a = 0; a < n_in; a++)
         if (a != k)
             p->ins[ni++] = ins[a];
@@ -265,8 +271,16 @@ tocl_status tocl_defer_reduce_end(int commit) {
     if (commit)
         rc = tocl_defer_flush_keeping(d, plan.dev, plan.stream, s->recs, plan.groups, plan.ng, plan.keep);
     free(plan.groups);
-    plan.d = NULL;
     plan.groups = NULL;
-    pthread_mutex_unlock(&d->mu);
+    if (!commit)
+        tocl_defer_reduce_release();
     return rc;
+}
+
+void tocl_defer_reduce_release(void) {
+    d_dev *d = plan.d;
+    if (!d)
+        return;
+    plan.d = NULL;
+    pthread_mutex_unlock(&d->mu);
 }

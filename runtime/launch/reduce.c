@@ -17,6 +17,7 @@
 #define RENDER_CAP (256 * 1024)
 #define MAX_OPS TOCL_RED_MAX_OPS
 #define STATE_BYTES 32 /* upper bound of sizeof(st_t) in render_reduce.c */
+#define PART_DEVS 64 /* devices with a partials buffer (as the queue table) */
 
 /* The kernel cache's key. p and correction are kernel arguments, not part
  * of the key. */
@@ -341,6 +342,47 @@ void tocl_reduce_collapse(tocl_red_space *sp, const tocl_reduce_desc *d, int n_o
     collapse(sp, n_out, outs, n_in, ins, tocl_reduce_rule_of(d->kind)->keep_order);
 }
 
+/* Partials of a fused prologue's reduction: one buffer per (device,
+ * stream), outside the caching allocator, grown on demand and returned
+ * retained. Such a reduction is queued under fused eager's lock, where the
+ * allocator's lock must not be taken; and the allocator could hand out
+ * memory that the prologue still reads (a dead input of the recorded group:
+ * free to the allocator, not yet read by the queued kernel). Launches on one
+ * stream run in order, so they share its buffer; a replaced buffer lives
+ * until the kernels already queued with it finish (OpenCL's reference). */
+static struct {
+    cl_mem buf;
+    size_t bytes;
+} g_part[PART_DEVS][TOCL_MAX_STREAMS];
+static pthread_mutex_t g_part_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static tocl_status stream_scratch(int dev, int stream, size_t bytes, cl_mem *out) {
+    if (dev < 0 || dev >= PART_DEVS || stream < 0 || stream >= TOCL_MAX_STREAMS)
+        return tocl_fail(TOCL_E_INVALID, "reduction scratch for device %d stream %d", dev, stream);
+    pthread_mutex_lock(&g_part_mu);
+    cl_int err = CL_SUCCESS;
+    if (g_part[dev][stream].bytes < bytes) {
+        size_t want = bytes < 4096 ? 4096 : bytes;
+        cl_mem b = clCreateBuffer(tocl_dev_context(dev), CL_MEM_READ_WRITE, want, NULL, &err);
+        if (err == CL_SUCCESS) {
+            if (g_part[dev][stream].buf)
+                clReleaseMemObject(g_part[dev][stream].buf);
+            g_part[dev][stream].buf = b;
+            g_part[dev][stream].bytes = want;
+        }
+    }
+    if (err == CL_SUCCESS)
+        err = clRetainMemObject(g_part[dev][stream].buf);
+    *out = err == CL_SUCCESS ? g_part[dev][stream].buf : NULL;
+    pthread_mutex_unlock(&g_part_mu);
+    if (err != CL_SUCCESS)
+        return tocl_fail(err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+                                 err == CL_OUT_OF_HOST_MEMORY ? TOCL_E_OOM : TOCL_E_OPENCL,
+                         "creating %zu bytes of reduction scratch on OpenCL device %d: %s (%d)", bytes, dev,
+                         tocl_cl_error_name(err), err);
+    return TOCL_OK;
+}
+
 tocl_status tocl_reduce_launch(int dev, int stream, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
                                const tocl_tensor *outs, int n_in, const tocl_tensor *ins, const tocl_scalar *scalars,
                                const tocl_red_space *sp, const tocl_red_resolved *pre, int nodefer) {
@@ -366,12 +408,14 @@ tocl_status tocl_reduce_launch(int dev, int stream, const tocl_reduce_desc *d, c
             mem.offs[k] = 0;
             continue;
         }
-        if (pre && !is_out && k - n_out < pre->n) {
-            /* An input of the recorded group, resolved when it was recorded:
-             * its tensor may have died since (a temporary), but nothing has
-             * written its memory (tocl_defer_reduce_begin checked). */
-            mem.bufs[k] = pre->bufs[k - n_out];
-            mem.offs[k] = pre->offs[k - n_out];
+        if (pre) {
+            /* Resolved by the caller. A fused prologue's recorded inputs
+             * among them were resolved when recorded: their tensors may have
+             * died since (temporaries), but nothing has written their memory
+             * (tocl_defer_reduce_begin checked, and fused eager's lock, held
+             * until this launch is queued, keeps other threads out). */
+            mem.bufs[k] = pre->bufs[k];
+            mem.offs[k] = pre->offs[k];
             continue;
         }
         TOCL_TRY(tocl_ops_resolve(dev, t, is_out ? "output" : "input", is_out ? k : k - n_out, &mem.bufs[k],
@@ -423,7 +467,12 @@ tocl_status tocl_reduce_launch(int dev, int stream, const tocl_reduce_desc *d, c
     int64_t per = (R + nwork - 1) / nwork;
     int interleave = !cpu;
     tocl_addr tmp = 0;
-    if (G > 1) {
+    cl_mem held = NULL;
+    if (G > 1 && nodefer) {
+        TOCL_TRY(stream_scratch(dev, stream, (size_t)M * G * STATE_BYTES, &held));
+        mem.part = held;
+        mem.part_off = 0;
+    } else if (G > 1) {
         TOCL_TRY(tocl_mem_alloc(dev, (size_t)M * G * STATE_BYTES, &tmp));
         int pdev;
         size_t poff;
@@ -440,6 +489,8 @@ tocl_status tocl_reduce_launch(int dev, int stream, const tocl_reduce_desc *d, c
                            G);
     if (s == TOCL_OK && G > 1)
         s = launch(dev, stream, q, e, d, g, n_out, sp, &mem, scalars, M, (int64_t)G, R, 1, (int64_t)L, 1, 1, 1, L, 1, 1);
+    if (held)
+        clReleaseMemObject(held);
     if (tmp) {
         if (stream != tocl_stream_current(dev))
             tocl_mem_record_stream(tmp, stream);

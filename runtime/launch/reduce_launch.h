@@ -33,17 +33,19 @@ void tocl_reduce_collapse(tocl_red_space *sp, const tocl_reduce_desc *d, int n_o
 tocl_status tocl_reduce_kernel_ready(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
                                      const tocl_dtype *od, int kr, int rr, int sync, int *ready);
 
-/* Operands some of which were resolved already: inputs [0, n) use
- * bufs/offs (a fused prologue's recorded inputs, whose tensors may be dead). */
+/* Operands the caller resolved: the outputs, then every input (a fused
+ * prologue's recorded inputs among them, resolved when they were recorded:
+ * their tensors may be dead). */
 typedef struct tocl_red_resolved {
-    int n;
     const cl_mem *bufs;
     const cl_long *offs;
 } tocl_red_resolved;
 
 /* Launch the reduction over operands collapsed into sp. `nodefer` takes
  * the queue without flushing deferred work (a fused prologue's group stays
- * recorded). */
+ * recorded): the launch then runs under fused eager's lock, so it takes
+ * `pre` and allocates nothing from the allocator (partials go to a
+ * per-stream buffer of its own). */
 tocl_status tocl_reduce_launch(int dev, int stream, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
                                const tocl_tensor *outs, int n_in, const tocl_tensor *ins, const tocl_scalar *scalars,
                                const tocl_red_space *sp, const tocl_red_resolved *pre, int nodefer);

@@ -286,6 +286,51 @@ static void test_reduction_prologue(void) {
     tocl_mem_free(x);
 }
 
+/* A reduction long enough to split its row over several work-groups,
+ * whose prologue reads a dead input: t = x * 3 recorded, x freed, sum(t).
+ * The partials' scratch must not be carved from x's memory (the allocator
+ * has it free) while the reduction still reads x. */
+static void test_reduction_prologue_dead_input_split(void) {
+    enum { BIG = 1 << 18 };
+    float *host = malloc(BIG * sizeof *host);
+    CHECK(host != NULL);
+    if (!host)
+        return;
+    for (int i = 0; i < BIG; i++)
+        host[i] = 1.0f;
+    tocl_addr x = 0, t = 0, s = 0;
+    CHECK_OK(tocl_mem_alloc(0, BIG * 4, &x));
+    CHECK_OK(tocl_mem_alloc(0, BIG * 4, &t));
+    CHECK_OK(tocl_mem_alloc(0, 4, &s));
+    CHECK_OK(tocl_copy_h2d(0, 0, x, host, BIG * 4, 1));
+    free(host);
+    CHECK_OK(tocl_eager_mode_set(TOCL_EAGER_FUSED));
+    tocl_fusion_set_sync_build(1);
+    tocl_fusion_stats_reset();
+    tocl_ir_graph g;
+    tocl_ir_init(&g);
+    int xi = tocl_ir_input(&g, TOCL_F32), sc = tocl_ir_scalar(&g, TOCL_F32);
+    tocl_ir_output(&g, tocl_ir_binary(&g, TOCL_IR_MUL, TOCL_F32, xi, sc), TOCL_F32);
+    tocl_tensor to = vec(t, TOCL_F32, BIG), xv = vec(x, TOCL_F32, BIG);
+    tocl_scalar three = {1, 3.0, 0};
+    CHECK_OK(tocl_ew_run(0, 0, &g, &to, &xv, &three));
+    CHECK_OK(tocl_mem_free(x)); /* the group's input dies before the reduction */
+    tocl_reduce_desc d = {TOCL_REDUCE_SUM, TOCL_F32, TOCL_REDUCE_MAP_NONE, TOCL_REDUCE_FINAL_NONE, 0, 0, NULL, 1};
+    tocl_tensor out = vec(s, TOCL_F32, 1), in = vec(t, TOCL_F32, BIG);
+    out.strides[0] = 0;
+    CHECK_OK(tocl_reduce_run(0, 0, &d, 1, &out, 1, &in, NULL));
+    CHECK_OK(tocl_mem_free(t));
+    float got = 0;
+    CHECK_OK(tocl_copy_d2h(0, 0, &got, s, 4, 1));
+    tocl_fusion_stats fs;
+    tocl_fusion_stats_get(&fs);
+    CHECK(fs.reductions_fused == 1);
+    CHECK(got == 3.0f * BIG);
+    tocl_fusion_set_sync_build(0);
+    CHECK_OK(tocl_eager_mode_set(TOCL_EAGER_STRICT));
+    tocl_mem_free(s);
+}
+
 int main(void) {
     if (tocl_device_count() < 1) {
         printf("no OpenCL device: skipped\n");
@@ -299,6 +344,7 @@ int main(void) {
     test_dead_but_read_later();
     test_background_build();
     test_reduction_prologue();
+    test_reduction_prologue_dead_input_split();
     tocl_fusion_wait_builds();
     TOCL_TEST_END();
 }
