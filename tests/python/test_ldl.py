@@ -54,6 +54,8 @@ def layouts(x):
     wide[..., ::2] = x.to("ocl")
     yield wide[..., ::2]
     yield x.unsqueeze(0).expand(2, *x.shape).to("ocl")[1]
+    if x.is_complex():
+        yield x.conj().to("ocl").conj()
 
 
 @native
@@ -62,6 +64,15 @@ def test_factor_batched_and_views(dtype, hermitian):
     a = sym(3, 2, 7, 7, dtype=dtype, hermitian=hermitian)
     for d in layouts(a):
         check_factor(a, d, hermitian)
+
+
+@native
+@pytest.mark.parametrize("dtype,hermitian", [(torch.float64, False), (torch.complex128, True)])
+def test_larger_than_a_work_group(dtype, hermitian):
+    # n above the kernel's 64 items: each item updates several columns
+    a = sym(2, 80, 80, dtype=dtype, hermitian=hermitian, seed=10)
+    a[1].diagonal().zero_()
+    check_factor(a, a.to("ocl"), hermitian)
 
 
 @native
