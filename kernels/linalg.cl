@@ -11,69 +11,13 @@
  *
  * -DLA_COMPLEX makes every matrix element a complex number (T = float2 or
  * double2: real, imaginary) with one source for both: arithmetic that
- * differs goes through the LA_ macros below, which are the plain operators
+ * differs goes through the LA_ macros (linalg_scalar.h), the plain operators
  * for real T. Where the real code transposes, the complex code takes the
  * conjugate transpose (Cholesky A = L L^H, Householder H = I - tau v v^H,
  * Hermitian Jacobi rotations), as LAPACK's z-routines do; norms, pivots'
  * magnitudes, eigenvalues and rotation cosines stay real (R). */
 #include "linalg_params.h"
-
-#ifdef LA_F64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-typedef double R;
-typedef double2 R2;
-#define LA_EPS DBL_EPSILON
-#else
-typedef float R;
-typedef float2 R2;
-#define LA_EPS FLT_EPSILON
-#endif
-
-#ifdef LA_COMPLEX
-typedef R2 T;
-#define LA_RE(z) ((z).x)
-#define LA_IM(z) ((z).y)
-#define LA_CPLX(re, im) ((T)((re), (im)))
-#define LA_CONJ(z) ((T)((z).x, -(z).y))
-#define LA_MUL(a, b) ((T)((a).x * (b).x - (a).y * (b).y, (a).x * (b).y + (a).y * (b).x))
-#define LA_ABS2(z) ((z).x * (z).x + (z).y * (z).y)
-#define LA_ABS(z) hypot((z).x, (z).y)
-/* |re| + |im|: the magnitude LAPACK's i?amax compares for complex pivots */
-#define LA_ABS1(z) (fabs((z).x) + fabs((z).y))
-#define LA_ISZERO(z) ((z).x == 0 && (z).y == 0)
-#define LA_ISNAN(z) (isnan((z).x) || isnan((z).y))
-/* a / b by Smith's scaling (no overflow for large |b|), as c10::complex */
-inline T la_div(T a, T b)
-{
-    if (fabs(b.x) >= fabs(b.y)) {
-        R r = b.y / b.x, d = b.x + r * b.y;
-        return (T)((a.x + a.y * r) / d, (a.y - a.x * r) / d);
-    }
-    R r = b.x / b.y, d = b.y + r * b.x;
-    return (T)((a.x * r + a.y) / d, (a.y * r - a.x) / d);
-}
-#define LA_DIV(a, b) la_div((a), (b))
-#else
-typedef R T;
-#define LA_RE(z) (z)
-#define LA_IM(z) ((R)0)
-#define LA_CPLX(re, im) (re)
-#define LA_CONJ(z) (z)
-#define LA_MUL(a, b) ((a) * (b))
-#define LA_ABS2(z) ((z) * (z))
-#define LA_ABS(z) fabs(z)
-#define LA_ABS1(z) fabs(z)
-#define LA_ISZERO(z) ((z) == 0)
-#define LA_ISNAN(z) isnan(z)
-#define LA_DIV(a, b) ((a) / (b))
-#endif
-/* a real value as T; conj(z) when c (a run-time flag) is set */
-#define LA_R(x) LA_CPLX((R)(x), (R)0)
-#define LA_CONJ_IF(c, z) ((c) ? LA_CONJ(z) : (z))
-
-#define IX(L, b, i, j) ((L).off + (b) * (L).bs + (i) * (L).rs + (j) * (L).cs)
-#define IV(L, b, i) ((L).off + (b) * (L).bs + (i) * (L).rs)
-#define LA_BAR barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#include "linalg_scalar.h"
 
 /* Sum of v over the group (every item passes its part; all get the total). */
 inline R la_group_sum(__local R *scratch, R v)

@@ -5,7 +5,8 @@
 // their arguments, lay out column-major working copies, call a DispatchStub
 // and check `info`, with the CPU's messages. CUDA plugs cuSOLVER and MAGMA
 // into those stubs; ocl plugs in the kernels of runtime/ops/linalg.c
-// (Cholesky, LU, triangular solves, Householder QR, Jacobi eigen and SVD)
+// (Cholesky, LU, Bunch-Kaufman LDL^T, triangular solves, Householder QR,
+// Jacobi eigen and SVD)
 // and registers the structured front ends for PrivateUse1 through one
 // generic wrapper. Decompositions built from others (solve, inverse, det,
 // lstsq, orgqr, ormqr, cholesky_solve) are composed here from the kernels
@@ -45,6 +46,8 @@
 #include <ATen/ops/linalg_cross_native.h>
 #include <ATen/ops/linalg_householder_product_native.h>
 #include <ATen/ops/linalg_inv_ex_native.h>
+#include <ATen/ops/linalg_ldl_factor_ex_native.h>
+#include <ATen/ops/linalg_ldl_solve_native.h>
 #include <ATen/ops/linalg_lstsq_native.h>
 #include <ATen/ops/linalg_lu_factor_ex_native.h>
 #include <ATen/ops/linalg_lu_native.h>
@@ -249,6 +252,32 @@ void ocl_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, at::n
     trsm(lu.mT(), B, true, true, cj);
     laswp(piv, B, true);
   }
+}
+
+// LD (column-major, the lower triangle of A) := L and D, as sytrf / hetrf.
+// PyTorch always asks for the lower triangle; LAPACK's upper variant
+// factors from the last column and would pivot differently.
+void ocl_ldl_factor(const Tensor& LD, const Tensor& pivots, const Tensor& info, bool upper, bool hermitian) {
+  check_float(LD, "ldl_factor");
+  TORCH_CHECK(!upper, "torch.linalg.ldl_factor: the ocl device factors the lower triangle only");
+  c10::DeviceGuard g(LD.device());
+  Batched A(LD, 2), P(pivots, 1), I(info_view(info), 1);
+  TOCL_CHECK(tocl_la_sytrf(dev_of(LD), stream_of(LD), A.p(), P.p(), I.p(), hermitian));
+  A.finish();
+  P.finish();
+  I.finish();
+}
+
+// B := A^-1 B with ocl_ldl_factor's LD and pivots (broadcast against B).
+void ocl_ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool upper, bool hermitian) {
+  TORCH_CHECK(!upper, "torch.linalg.ldl_solve: the ocl device solves with lower factors only");
+  c10::DeviceGuard g(B.device());
+  if (B.numel() == 0)
+    return;
+  Tensor ld = expand_batch(LD, B, 2), piv = expand_batch(pivots.to(at::kInt), B, 1);
+  Batched A(ld, 2), P(piv, 1), X(B, 2);
+  TOCL_CHECK(tocl_la_sytrs(dev_of(B), stream_of(B), A.p(), P.p(), X.p(), hermitian));
+  X.finish();
 }
 
 void ocl_triangular_solve(const Tensor& A, const Tensor& B, bool left, bool upper,
@@ -570,6 +599,25 @@ std::tuple<Tensor&, Tensor&, Tensor&> lu_factor_ex_out(const Tensor& A, bool piv
   return {LU, piv, info};
 }
 
+std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool hermitian, bool check) {
+  auto r = structured<at::native::structured_linalg_ldl_factor_ex_out, 3>(A, hermitian, check);
+  return {r[0], r[1], r[2]};
+}
+std::tuple<Tensor&, Tensor&, Tensor&> ldl_factor_ex_out(const Tensor& A, bool hermitian, bool check, Tensor& LD,
+                                                         Tensor& piv, Tensor& info) {
+  deliver_all<3>(structured<at::native::structured_linalg_ldl_factor_ex_out, 3>(A, hermitian, check),
+                 {LD, piv, info});
+  return {LD, piv, info};
+}
+
+Tensor ldl_solve(const Tensor& LD, const Tensor& piv, const Tensor& B, bool hermitian) {
+  return structured<at::native::structured_linalg_ldl_solve_out, 1>(LD, piv, B, hermitian)[0];
+}
+Tensor& ldl_solve_out(const Tensor& LD, const Tensor& piv, const Tensor& B, bool hermitian, Tensor& out) {
+  deliver_all<1>({ldl_solve(LD, piv, B, hermitian)}, {out});
+  return out;
+}
+
 std::tuple<Tensor, Tensor, Tensor> linalg_lu(const Tensor& A, bool pivot) {
   auto r = structured<at::native::structured_linalg_lu_out, 3>(A, pivot);
   return {r[0], r[1], r[2]};
@@ -750,6 +798,8 @@ REGISTER_PRIVATEUSE1_DISPATCH(cholesky_stub, &torch_ocl::ocl_cholesky)
 REGISTER_PRIVATEUSE1_DISPATCH(cholesky_inverse_stub, &torch_ocl::ocl_cholesky_inverse)
 REGISTER_PRIVATEUSE1_DISPATCH(lu_factor_stub, &torch_ocl::ocl_lu_factor)
 REGISTER_PRIVATEUSE1_DISPATCH(lu_solve_stub, &torch_ocl::ocl_lu_solve)
+REGISTER_PRIVATEUSE1_DISPATCH(ldl_factor_stub, &torch_ocl::ocl_ldl_factor)
+REGISTER_PRIVATEUSE1_DISPATCH(ldl_solve_stub, &torch_ocl::ocl_ldl_solve)
 REGISTER_PRIVATEUSE1_DISPATCH(triangular_solve_stub, &torch_ocl::ocl_triangular_solve)
 REGISTER_PRIVATEUSE1_DISPATCH(geqrf_stub, &torch_ocl::ocl_geqrf)
 REGISTER_PRIVATEUSE1_DISPATCH(orgqr_stub, &torch_ocl::ocl_orgqr)
@@ -776,6 +826,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl_complex("_cholesky_solve_helper.out", cholesky_solve_helper_out);
   m.impl_complex("linalg_lu_factor_ex", lu_factor_ex);
   m.impl_complex("linalg_lu_factor_ex.out", lu_factor_ex_out);
+  m.impl_complex("linalg_ldl_factor_ex", ldl_factor_ex);
+  m.impl_complex("linalg_ldl_factor_ex.out", ldl_factor_ex_out);
+  m.impl_complex("linalg_ldl_solve", ldl_solve);
+  m.impl_complex("linalg_ldl_solve.out", ldl_solve_out);
   m.impl_complex("linalg_lu", linalg_lu);
   m.impl_complex("linalg_lu.out", linalg_lu_out);
   m.impl_complex("lu_unpack", ocl_lu_unpack);

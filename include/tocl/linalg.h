@@ -1,4 +1,5 @@
-/* linalg.h - dense linear algebra on batches of matrices (kernels/linalg.cl):
+/* linalg.h - dense linear algebra on batches of matrices (kernels/linalg.cl,
+ * kernels/ldl.cl):
  * the factorizations and solves behind torch.linalg on the ocl device.
  *
  * A matrix operand is a tocl_tensor of ndim 3, [batch, rows, cols], with any
@@ -37,6 +38,19 @@ tocl_status tocl_la_trsm(int dev, int stream, const tocl_tensor *a, const tocl_t
 /* Row interchanges of the m x k B by the pivots [batch, n] (1-based), in
  * order, or undone (reverse != 0). */
 tocl_status tocl_la_laswp(int dev, int stream, const tocl_tensor *piv, const tocl_tensor *b, int reverse);
+
+/* Bunch-Kaufman A = L D L^T (L D L^H when hermitian != 0; real matrices
+ * ignore it) of the lower triangle of each n x n matrix, in place, as
+ * LAPACK's sytf2 / hetf2 with uplo 'L': piv [batch, n] 1-based, negative
+ * for both rows of a 2x2 block; info [batch, 1]: k + 1 at the first zero
+ * column (that D block is singular), else 0. */
+tocl_status tocl_la_sytrf(int dev, int stream, const tocl_tensor *a, const tocl_tensor *piv,
+                          const tocl_tensor *info, int hermitian);
+
+/* B := A^-1 B (n x k) with tocl_la_sytrf's factors ld and pivots, as
+ * sytrs / hetrs with uplo 'L'. */
+tocl_status tocl_la_sytrs(int dev, int stream, const tocl_tensor *ld, const tocl_tensor *piv,
+                          const tocl_tensor *b, int hermitian);
 
 /* Householder QR of each m x n matrix in place (LAPACK geqrf layout); tau
  * [batch, min(m, n)]. */

@@ -1,4 +1,5 @@
-/* linalg.c - launches of the dense linear algebra kernels (kernels/linalg.cl).
+/* linalg.c - launches of the dense linear algebra kernels (kernels/linalg.cl,
+ * kernels/ldl.cl).
  * Operands are strided batches of matrices (tocl/linalg.h); each is checked
  * against its live block by tocl_ops_resolve, so a bad stride or size is an
  * error here, never an out-of-bounds access on the device. */
@@ -67,12 +68,17 @@ static tocl_status la_operand(int dev, const tocl_tensor *t, const char *what, i
     return TOCL_OK;
 }
 
-static tocl_status la_kernel(int dev, la_type ty, const char *name, tocl_ops_kernel **k) {
+/* Kernel `name` of program `prog` (a kernels/ file) built for ty. */
+static tocl_status la_kernel_in(int dev, const char *prog, la_type ty, const char *name, tocl_ops_kernel **k) {
     if (ty.dt == TOCL_F64 && !tocl_dev_props(dev)->has_fp64)
         return tocl_fail(TOCL_E_UNSUPPORTED, "linalg: float64 is not supported on device %d (%s): it lacks cl_khr_fp64",
                          dev, tocl_dev_props(dev)->name);
     static const char *opts[2][2] = {{"", "-DLA_COMPLEX"}, {"-DLA_F64", "-DLA_F64 -DLA_COMPLEX"}};
-    return tocl_ops_kernel_get(dev, "linalg", name, opts[ty.dt == TOCL_F64][ty.cx != 0], k);
+    return tocl_ops_kernel_get(dev, prog, name, opts[ty.dt == TOCL_F64][ty.cx != 0], k);
+}
+
+static tocl_status la_kernel(int dev, la_type ty, const char *name, tocl_ops_kernel **k) {
+    return la_kernel_in(dev, "linalg", ty, name, k);
 }
 
 /* One work-group of TOCL_LA_GROUP items per matrix. */
@@ -323,4 +329,56 @@ tocl_status tocl_la_svd_jacobi(int dev, int stream, const tocl_tensor *w, const 
     TOCL_TRY(la_kernel(dev, ty, "la_svd_jacobi", &k));
     tocl_ops_arg args[] = {{sizeof wb, &wb}, {sizeof vb, &vb}, {sizeof ib, &ib}, {sizeof p, &p}};
     return la_launch_groups(dev, stream, k, p.batch, args, 4);
+}
+
+tocl_status tocl_la_sytrf(int dev, int stream, const tocl_tensor *a, const tocl_tensor *piv,
+                          const tocl_tensor *info, int hermitian) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_la_params p;
+    cl_mem ab, pb, ib;
+    tocl_la_mat la;
+    la_type ty;
+    TOCL_TRY(la_operand(dev, a, "A", 3, LA_ANY, &ty, &ab, &la));
+    la_init(&p, a);
+    p.a = la;
+    if (p.m != p.n)
+        return tocl_fail(TOCL_E_INVALID, "ldl_factor: A must be square, got %lld x %lld", (long long)p.m,
+                         (long long)p.n);
+    TOCL_TRY(la_vector(dev, piv, "pivots", LA_INT, p.batch, p.n, &pb, &p.x));
+    TOCL_TRY(la_vector(dev, info, "info", LA_INT, p.batch, 1, &ib, &p.y));
+    p.flag0 = hermitian != 0 && ty.cx;
+    if (p.batch == 0 || p.n == 0)
+        return TOCL_OK;
+    tocl_ops_kernel *k;
+    TOCL_TRY(la_kernel_in(dev, "ldl", ty, "la_sytrf", &k));
+    tocl_ops_arg args[] = {{sizeof ab, &ab}, {sizeof pb, &pb}, {sizeof ib, &ib}, {sizeof p, &p}};
+    return la_launch_groups(dev, stream, k, p.batch, args, 4);
+}
+
+tocl_status tocl_la_sytrs(int dev, int stream, const tocl_tensor *ld, const tocl_tensor *piv,
+                          const tocl_tensor *b, int hermitian) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_la_params p;
+    cl_mem ab, pb, bb;
+    tocl_la_mat la, lb;
+    la_type ty;
+    TOCL_TRY(la_operand(dev, ld, "LD", 3, LA_ANY, &ty, &ab, &la));
+    TOCL_TRY(la_operand(dev, b, "B", 3, ty, NULL, &bb, &lb));
+    la_init(&p, b);
+    p.a = la;
+    p.b = lb;
+    p.n = ld->sizes[1];
+    if (ld->sizes[1] != ld->sizes[2] || ld->sizes[1] != b->sizes[1] || ld->sizes[0] != b->sizes[0])
+        return tocl_fail(TOCL_E_INVALID, "ldl_solve: LD [%lld, %lld, %lld] does not fit B [%lld, %lld, %lld]",
+                         (long long)ld->sizes[0], (long long)ld->sizes[1], (long long)ld->sizes[2],
+                         (long long)b->sizes[0], (long long)b->sizes[1], (long long)b->sizes[2]);
+    TOCL_TRY(la_vector(dev, piv, "pivots", LA_INT, p.batch, p.n, &pb, &p.x));
+    p.k = b->sizes[2];
+    p.flag0 = hermitian != 0 && ty.cx;
+    if (p.batch == 0 || p.n == 0 || p.k == 0)
+        return TOCL_OK;
+    tocl_ops_kernel *k;
+    TOCL_TRY(la_kernel_in(dev, "ldl", ty, "la_sytrs", &k));
+    tocl_ops_arg args[] = {{sizeof ab, &ab}, {sizeof pb, &pb}, {sizeof bb, &bb}, {sizeof p, &p}};
+    return la_launch_columns(dev, stream, k, p.k, p.batch, args, 4);
 }
