@@ -155,8 +155,27 @@ tocl_status tocl_build_from_source(int dev, const char *source, const char *opti
     return TOCL_OK;
 }
 
+/* A PoCL binary ("poclbin" magic) is PoCL's own kernel cache directory
+ * for the program, serialised, and always holds the program's bitcode
+ * (program.bc). Seen here with several processes building at once
+ * (2026-12-04): one binary came out without it, and loading it later
+ * aborted the process inside PoCL (an assert in
+ * pocl_binary_get_kernels_metadata), which no error code can report. Such a
+ * binary is neither stored nor loaded; the program is built from source. */
+static int pocl_binary_incomplete(const unsigned char *bin, size_t len) {
+    static const char magic[] = "poclbin", member[] = "program.bc";
+    if (len < sizeof magic || memcmp(bin, magic, sizeof magic) != 0)
+        return 0; /* another driver's format: its own checks apply */
+    for (size_t i = 0; i + sizeof member - 1 <= len; i++)
+        if (bin[i] == 'p' && memcmp(bin + i, member, sizeof member - 1) == 0)
+            return 0;
+    return 1;
+}
+
 tocl_status tocl_build_from_binary(int dev, const unsigned char *bin, size_t len, const char *options,
                                    cl_program *out) {
+    if (pocl_binary_incomplete(bin, len))
+        return tocl_fail(TOCL_E_OPENCL, "a PoCL binary without its program's bitcode (program.bc)");
     cl_device_id id = tocl_dev_id(dev);
     cl_int err = CL_SUCCESS, bin_status = CL_SUCCESS;
     cl_program prog = clCreateProgramWithBinary(tocl_dev_context(dev), 1, &id, &len, &bin, &bin_status, &err);
@@ -208,6 +227,10 @@ tocl_status tocl_program_binary(cl_program prog, cl_device_id id, unsigned char 
     if (err != CL_SUCCESS) {
         free(ptrs[i]);
         TOCL_CL_TRY(err, "clGetProgramInfo(CL_PROGRAM_BINARIES)");
+    }
+    if (pocl_binary_incomplete(ptrs[i], sizes[i])) {
+        free(ptrs[i]);
+        return tocl_fail(TOCL_E_OPENCL, "the driver's binary lacks the program's bitcode (program.bc): not cached");
     }
     *bin = ptrs[i];
     *len = sizes[i];
