@@ -160,24 +160,33 @@ tocl_status tocl_la_getrf(int dev, int stream, const tocl_tensor *a, const tocl_
     return la_launch_groups(dev, stream, k, p.batch, args, 4);
 }
 
+/* A batch of square matrices a (named `name`) and right-hand sides b
+ * [batch, n, k] of its element type: the operands resolved into p (a, b,
+ * n, k), or `what`'s error when the shapes do not fit. */
+static tocl_status la_square_and_rhs(int dev, const tocl_tensor *a, const tocl_tensor *b, const char *what,
+                                     const char *name, tocl_la_params *p, la_type *ty, cl_mem *ab, cl_mem *bb) {
+    tocl_la_mat la, lb;
+    TOCL_TRY(la_operand(dev, a, name, 3, LA_ANY, ty, ab, &la));
+    TOCL_TRY(la_operand(dev, b, "B", 3, *ty, NULL, bb, &lb));
+    la_init(p, b);
+    p->a = la;
+    p->b = lb;
+    p->n = a->sizes[1];
+    if (a->sizes[1] != a->sizes[2] || a->sizes[1] != b->sizes[1] || a->sizes[0] != b->sizes[0])
+        return tocl_fail(TOCL_E_INVALID, "%s: %s [%lld, %lld, %lld] does not fit B [%lld, %lld, %lld]", what, name,
+                         (long long)a->sizes[0], (long long)a->sizes[1], (long long)a->sizes[2],
+                         (long long)b->sizes[0], (long long)b->sizes[1], (long long)b->sizes[2]);
+    p->k = b->sizes[2];
+    return TOCL_OK;
+}
+
 tocl_status tocl_la_trsm(int dev, int stream, const tocl_tensor *a, const tocl_tensor *b, int upper, int unit,
                          int conj) {
     TOCL_TRY(tocl_device_check(dev));
     tocl_la_params p;
     cl_mem ab, bb;
-    tocl_la_mat la, lb;
     la_type ty;
-    TOCL_TRY(la_operand(dev, a, "A", 3, LA_ANY, &ty, &ab, &la));
-    TOCL_TRY(la_operand(dev, b, "B", 3, ty, NULL, &bb, &lb));
-    la_init(&p, b);
-    p.a = la;
-    p.b = lb;
-    p.n = a->sizes[1];
-    if (a->sizes[1] != a->sizes[2] || a->sizes[1] != b->sizes[1] || a->sizes[0] != b->sizes[0])
-        return tocl_fail(TOCL_E_INVALID, "triangular solve: A [%lld, %lld, %lld] does not fit B [%lld, %lld, %lld]",
-                         (long long)a->sizes[0], (long long)a->sizes[1], (long long)a->sizes[2],
-                         (long long)b->sizes[0], (long long)b->sizes[1], (long long)b->sizes[2]);
-    p.k = b->sizes[2];
+    TOCL_TRY(la_square_and_rhs(dev, a, b, "triangular solve", "A", &p, &ty, &ab, &bb));
     p.flag0 = upper != 0;
     p.flag1 = unit != 0;
     p.flag2 = conj != 0 && ty.cx;
@@ -360,20 +369,9 @@ tocl_status tocl_la_sytrs(int dev, int stream, const tocl_tensor *ld, const tocl
     TOCL_TRY(tocl_device_check(dev));
     tocl_la_params p;
     cl_mem ab, pb, bb;
-    tocl_la_mat la, lb;
     la_type ty;
-    TOCL_TRY(la_operand(dev, ld, "LD", 3, LA_ANY, &ty, &ab, &la));
-    TOCL_TRY(la_operand(dev, b, "B", 3, ty, NULL, &bb, &lb));
-    la_init(&p, b);
-    p.a = la;
-    p.b = lb;
-    p.n = ld->sizes[1];
-    if (ld->sizes[1] != ld->sizes[2] || ld->sizes[1] != b->sizes[1] || ld->sizes[0] != b->sizes[0])
-        return tocl_fail(TOCL_E_INVALID, "ldl_solve: LD [%lld, %lld, %lld] does not fit B [%lld, %lld, %lld]",
-                         (long long)ld->sizes[0], (long long)ld->sizes[1], (long long)ld->sizes[2],
-                         (long long)b->sizes[0], (long long)b->sizes[1], (long long)b->sizes[2]);
+    TOCL_TRY(la_square_and_rhs(dev, ld, b, "ldl_solve", "LD", &p, &ty, &ab, &bb));
     TOCL_TRY(la_vector(dev, piv, "pivots", LA_INT, p.batch, p.n, &pb, &p.x));
-    p.k = b->sizes[2];
     p.flag0 = hermitian != 0 && ty.cx;
     if (p.batch == 0 || p.n == 0 || p.k == 0)
         return TOCL_OK;
