@@ -179,7 +179,18 @@ inline bool cv_tap(long t, long s, long n, long *q)
     return t < n;
 }
 
-__kernel void conv_col2im(__global const X_T *col, __global X_T *x, __global const X_T *bias, tocl_conv_params p)
+/* The column matrix is X_T, or float with -DCV_COL_F32: 16-bit storage keeps
+ * the product's columns in float so each x element is rounded once, after
+ * the sum over taps, as the CPU's float accumulation does. */
+#ifdef CV_COL_F32
+typedef float col_t;
+#define LDCOL(p, i) ((acc_t)(p)[i])
+#else
+typedef X_T col_t;
+#define LDCOL(p, i) LDX(p, i)
+#endif
+
+__kernel void conv_col2im(__global const col_t *col, __global X_T *x, __global const X_T *bias, tocl_conv_params p)
 {
     long i = get_global_id(0);
     long xrows = p.x0 * p.x1;
@@ -208,17 +219,17 @@ __kernel void conv_col2im(__global const X_T *col, __global X_T *x, __global con
                     continue;
                 long row = cbase + (j0 * p.k1 + j1) * p.k2 * p.col_sr + (q0 * p.y1 + q1) * p.y2;
                 for (long j2 = 0; j2 < p.k2; j2++) {
-                    __global const X_T *cr = col + row + j2 * p.col_sr;
+                    __global const col_t *cr = col + row + j2 * p.col_sr;
                     /* position c0 + q takes q2 = (c0 + q + p2 - j2 * d2) / s2 where that divides */
                     long t0 = c0 + p.p2 - j2 * p.d2;
                     if (p.s2 == 1) {
                         int lo = (int)clamp(-t0, 0L, (long)len), hi = (int)clamp(p.y2 - t0, (long)lo, (long)len);
                         for (int q = lo; q < hi; q++)
-                            acc[q] += LDX(cr, t0 + q);
+                            acc[q] += LDCOL(cr, t0 + q);
                     } else {
                         long first = t0 >= 0 ? (p.s2 - t0 % p.s2) % p.s2 : -t0;
                         for (long q = first, q2 = (t0 + first) / p.s2; q < len && q2 < p.y2; q += p.s2, q2++)
-                            acc[q] += LDX(cr, q2);
+                            acc[q] += LDCOL(cr, q2);
                     }
                 }
             }

@@ -151,24 +151,30 @@ static tocl_status conv_workspace(int dev, int stream, int64_t n, size_t esz, co
 
 /* ------------------------------------------------------------ kernels */
 
-static tocl_status conv_kernel(int dev, tocl_dtype dt, const char *name, tocl_ops_kernel **k) {
+/* extra: further build options ("" for none). */
+static tocl_status conv_kernel(int dev, tocl_dtype dt, const char *extra, const char *name, tocl_ops_kernel **k) {
     char opts[1024];
-    TOCL_TRY(tocl_nn_options(dev, "X", &dt, 1, opts, sizeof opts - 32));
+    TOCL_TRY(tocl_nn_options(dev, "X", &dt, 1, opts, sizeof opts - 64));
     const char *bits = dt == TOCL_F64 ? "ulong" : dt == TOCL_F32 ? "uint" : "ushort";
     size_t len = strlen(opts);
-    snprintf(opts + len, sizeof opts - len, " -DCV_BITS=%s", bits);
+    snprintf(opts + len, sizeof opts - len, " -DCV_BITS=%s%s", bits, extra);
     return tocl_ops_kernel_get(dev, "conv", name, opts, k);
+}
+
+static tocl_status conv_launch_opt(int dev, int stream, tocl_dtype dt, const char *extra, const char *name,
+                                   int64_t items, const tocl_ops_arg *args, int nargs) {
+    if (items <= 0)
+        return TOCL_OK;
+    tocl_ops_kernel *k;
+    TOCL_TRY(conv_kernel(dev, dt, extra, name, &k));
+    size_t local = tocl_nn_item_size(dev, k);
+    size_t global = ((size_t)items + local - 1) / local * local;
+    return tocl_nn_launch(dev, stream, k, global, local, args, nargs);
 }
 
 static tocl_status conv_launch(int dev, int stream, tocl_dtype dt, const char *name, int64_t items,
                                const tocl_ops_arg *args, int nargs) {
-    if (items <= 0)
-        return TOCL_OK;
-    tocl_ops_kernel *k;
-    TOCL_TRY(conv_kernel(dev, dt, name, &k));
-    size_t local = tocl_nn_item_size(dev, k);
-    size_t global = ((size_t)items + local - 1) / local * local;
-    return tocl_nn_launch(dev, stream, k, global, local, args, nargs);
+    return conv_launch_opt(dev, stream, dt, "", name, items, args, nargs);
 }
 
 /* col[n, r, q] (strides p->col_sn, p->col_sr, 1) := x windows. */
@@ -177,12 +183,20 @@ static tocl_status conv_im2col(int dev, int stream, tocl_dtype dt, cl_mem x, cl_
     return conv_launch(dev, stream, dt, "conv_im2col", p->N * p->C * p->kvol * p->y0 * p->y1, a, 3);
 }
 
-static tocl_status conv_col2im(int dev, int stream, tocl_dtype dt, cl_mem col, cl_mem x, cl_mem bias,
+/* x := col2im(col) + bias; col holds float32 when col_f32 (16-bit x), else x's dtype. */
+static tocl_status conv_col2im(int dev, int stream, tocl_dtype dt, int col_f32, cl_mem col, cl_mem x, cl_mem bias,
                                const tocl_conv_params *p) {
     if (!bias)
         bias = x; /* never read */
     tocl_ops_arg a[] = {{sizeof col, &col}, {sizeof x, &x}, {sizeof bias, &bias}, {sizeof *p, p}};
-    return conv_launch(dev, stream, dt, "conv_col2im", p->N * p->C * p->x0 * p->x1, a, 4);
+    return conv_launch_opt(dev, stream, dt, col_f32 ? " -DCV_COL_F32" : "", "conv_col2im",
+                           p->N * p->C * p->x0 * p->x1, a, 4);
+}
+
+/* dst (n float32 elements) := src (n elements of dtype dt), both dense. */
+static tocl_status conv_widen(int dev, int stream, tocl_dtype dt, tocl_addr src, tocl_addr dst, int64_t n) {
+    tocl_tensor s = {src, dt, 1, {n}, {1}}, d = {dst, TOCL_F32, 1, {n}, {1}};
+    return tocl_op_copy(dev, stream, &d, &s);
 }
 
 /* col[n, r, q] in the GEMM's packed layout of B (panel width p->pw). */
@@ -348,17 +362,37 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
     }
     size_t esz = tocl_dtype_size(dt);
     int pw = conv_pointwise(&g);
-    int64_t colsz = d->cx * g.kvol * g.L, nb = pw ? d->batch : conv_chunk(d->batch, colsz, esz);
-    conv_opnd col = {0};
-    if (!pw)
-        TOCL_TRY(conv_workspace(dev, stream, nb * colsz, esz, &col));
+    /* 16-bit storage: overlapping taps are summed by col2im, so the columns
+     * stay float32 (w and y widened for the product) and each x element is
+     * rounded once; rounding the columns first would round twice. */
+    int wide = !pw && (dt == TOCL_F16 || dt == TOCL_BF16);
+    tocl_dtype ct = wide ? TOCL_F32 : dt;
+    size_t cesz = tocl_dtype_size(ct);
+    int64_t colsz = d->cx * g.kvol * g.L, ysz = d->cy * g.L;
+    int64_t nb = pw ? d->batch : conv_chunk(d->batch, colsz + (wide ? ysz : 0), cesz);
+    conv_opnd col = {0}, w32 = {0}, y32 = {0};
     tocl_status s = TOCL_OK;
+    if (!pw)
+        s = conv_workspace(dev, stream, nb * colsz, cesz, &col);
+    if (wide && s == TOCL_OK)
+        s = conv_workspace(dev, stream, d->cy * g.Kg, cesz, &w32);
+    if (wide && s == TOCL_OK)
+        s = conv_workspace(dev, stream, nb * ysz, cesz, &y32);
+    if (wide && s == TOCL_OK)
+        s = conv_widen(dev, stream, dt, ow.addr, w32.addr, d->cy * g.Kg);
     for (int64_t n0 = 0; n0 < d->batch && s == TOCL_OK; n0 += nb) {
         int64_t nc = d->batch - n0 < nb ? d->batch - n0 : nb;
+        tocl_addr yaddr = oy.addr + (tocl_addr)(n0 * ysz) * esz;
+        if (wide) {
+            s = conv_widen(dev, stream, dt, yaddr, y32.addr, nc * ysz);
+            yaddr = y32.addr;
+            if (s != TOCL_OK)
+                break;
+        }
         /* col = w^T @ y: w is [cy, Kg], read transposed in place. */
-        tocl_gemm_desc m = tocl_gemm_desc_init(dt, g.Kg, g.L, g.cyg);
-        m.a = (tocl_gemm_operand){ow.addr, 0, 1, g.Kg};
-        m.b = (tocl_gemm_operand){oy.addr + (tocl_addr)(n0 * d->cy * g.L) * esz, 0, g.L, 1};
+        tocl_gemm_desc m = tocl_gemm_desc_init(ct, g.Kg, g.L, g.cyg);
+        m.a = (tocl_gemm_operand){wide ? w32.addr : ow.addr, 0, 1, g.Kg};
+        m.b = (tocl_gemm_operand){yaddr, 0, g.L, 1};
         conv_strides st = {{0, d->cy * g.L, colsz, 0}, {g.cyg * g.Kg, g.cyg * g.L, g.Kg * g.L, g.cxg}};
         if (pw) { /* col2im is the identity: write x, bias in the epilogue */
             m.c = (tocl_gemm_operand){ox.addr + (tocl_addr)(n0 * d->cx * g.L) * esz, 0, g.L, 1};
@@ -378,10 +412,15 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
         p.col_off = col.off, p.col_sn = colsz, p.col_sr = g.L;
         p.b_off = ob.off, p.has_bias = bias != NULL;
         if (s == TOCL_OK)
-            s = conv_col2im(dev, stream, dt, col.buf, ox.buf, bias ? ob.buf : NULL, &p);
+            s = conv_col2im(dev, stream, dt, wide, col.buf, ox.buf, bias ? ob.buf : NULL, &p);
     }
-    tocl_status fs = col.addr ? tocl_mem_free(col.addr) : TOCL_OK;
-    return s != TOCL_OK ? s : fs;
+    conv_opnd *ws[] = {&col, &w32, &y32};
+    for (int i = 0; i < 3; i++) {
+        tocl_status fs = ws[i]->addr ? tocl_mem_free(ws[i]->addr) : TOCL_OK;
+        if (s == TOCL_OK)
+            s = fs;
+    }
+    return s;
 }
 
 tocl_status tocl_conv_backward_weight(int dev, int stream, const tocl_conv_desc *d, const tocl_tensor *x,

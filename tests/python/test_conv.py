@@ -210,3 +210,36 @@ def test_chunked_workspace(name, dtype, monkeypatch):
     size, _, cin, cout, k, kw, transposed = CASES[name]
     fn, x, w, b, kw = make_inputs((size, 5, cin, cout, k, kw, transposed), dtype)
     run(fn, x, w, b, kw, dtype)
+
+
+# significand bits: an element rounded once from an exact sum is within half
+# an ulp, |err| <= |ref| * 2**-bits
+BITS = {torch.float16: 11, torch.bfloat16: 8}
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=dtype_id)
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "chunked"])
+def test_16bit_input_gradient_rounded_once(dtype, chunked, monkeypatch):
+    # transposed convolution and the input gradient sum overlapping taps in
+    # col2im: with the GEMM's columns already rounded to 16 bits each output
+    # would be rounded twice (up to about one ulp off, where the CPU is half)
+    if chunked:
+        monkeypatch.setenv("TORCH_OCL_CONV_WORKSPACE", "2000")
+    torch.manual_seed(3)
+    checks = [(F.conv_transpose2d, (2, 8, 9, 9), (8, 4, 3, 3), dict(stride=2, padding=1)),
+              (F.conv_transpose3d, (1, 6, 5, 4, 5), (6, 2, 3, 3, 3), dict(stride=2)),
+              (F.conv_transpose2d, (2, 4, 7, 7), (4, 3, 3, 3), dict(groups=2, dilation=2)),
+              (F.conv_transpose1d, (2, 8, 9), (8, 3, 5), dict(stride=3))]
+    for fn, xs, ws, kw in checks:
+        x, w = torch.randn(xs).to(dtype), torch.randn(ws).to(dtype)
+        ref = fn(x.double(), w.double(), **kw)
+        out = fn(x.to(DEV), w.to(DEV), **kw).cpu().double()
+        bound = ref.abs() * 2.0 ** -BITS[dtype] + 1e-5 * ref.abs().max()
+        assert ((out - ref).abs() <= bound).all(), (fn.__name__, (out - ref).abs().max())
+    # the input gradient of a strided convolution takes the same route
+    x = torch.randn(2, 6, 11, 11).to(dtype)
+    w = torch.randn(5, 6, 3, 3).to(dtype)
+    gy = torch.randn(2, 5, 6, 6).to(dtype)
+    ref = torch.nn.grad.conv2d_input(x.shape, w.double(), gy.double(), stride=2, padding=1)
+    out = torch.nn.grad.conv2d_input(x.shape, w.to(DEV), gy.to(DEV), stride=2, padding=1).cpu().double()
+    assert ((out - ref).abs() <= ref.abs() * 2.0 ** -BITS[dtype] + 1e-5 * ref.abs().max()).all()
