@@ -18,6 +18,59 @@ inline void nn_welford_merge(acc_t *c, acc_t *m, acc_t *q, acc_t c2, acc_t m2, a
     *c = n;
 }
 
+#if defined(NN_VEC)
+/* Mean and sum of squared deviations of a contiguous row, NN_VW lanes at a
+ * time: two passes (the exact mean first), no division per element. */
+inline void nn_moments_vec(__global const X_T *x, long n, acc_t *mean, acc_t *m2)
+{
+    long nv = n - n % NN_VW, j;
+    accv_t sv = 0;
+    for (j = 0; j < nv; j += NN_VW)
+        sv += LDVX(x, j);
+    acc_t s = nn_hsum(sv);
+    for (; j < n; j++)
+        s += LDX(x, j);
+    acc_t m = s / (acc_t)n;
+    accv_t qv = 0;
+    for (j = 0; j < nv; j += NN_VW) {
+        accv_t d = LDVX(x, j) - m;
+        qv += d * d;
+    }
+    acc_t q = nn_hsum(qv);
+    for (; j < n; j++) {
+        acc_t d = LDX(x, j) - m;
+        q += d * d;
+    }
+    *mean = m;
+    *m2 = q;
+}
+
+/* y = (x - mean) * rstd [* w] [+ b] over a contiguous row; w and b (when
+ * present) contiguous along it. */
+inline void nn_norm_write_vec(__global const X_T *x, __global Y_T *y, __global const W_T *w,
+                              __global const W_T *b, long n, acc_t mean, acc_t rstd, int flags)
+{
+    long nv = n - n % NN_VW, j;
+    for (j = 0; j < nv; j += NN_VW) {
+        accv_t v = (LDVX(x, j) - mean) * rstd;
+        if (flags & TOCL_NN_HAS_W)
+            v *= LDVW(w, j);
+        if (flags & TOCL_NN_HAS_B)
+            v += LDVW(b, j);
+        STVY(y, j, v);
+    }
+    for (; j < n; j++) {
+        acc_t v = (LDX(x, j) - mean) * rstd;
+        if (flags & TOCL_NN_HAS_W)
+            v *= LDW(w, j);
+        if (flags & TOCL_NN_HAS_B)
+            v += LDW(b, j);
+        STY(y, j, v);
+    }
+}
+#define NN_VEC_AFFINE(q) ((q).wdiv == 1 || !((q).flags & (TOCL_NN_HAS_W | TOCL_NN_HAS_B)))
+#endif
+
 __kernel void nn_norm_fwd(__global const X_T *x, __global Y_T *y, __global const W_T *w, __global const W_T *bias,
                           __global S_T *smean, __global S_T *srstd, __global R_T *rmean, __global R_T *rvar,
                           tocl_nn_rows p, tocl_nn_norm q)
@@ -28,11 +81,20 @@ __kernel void nn_norm_fwd(__global const X_T *x, __global Y_T *y, __global const
     long r = NN_ROW();
     NN_ROW_GUARD(r, p.rows);
     long base = nn_base(&p, r);
+#if defined(NN_VEC)
+    int vec = NN_VEC_ROW(p) && NN_VEC_AFFINE(q);
+#endif
     /* statistics are computed in eval mode too: every work-item passes the
      * same barriers (PoCL needs that), and eval then uses the running ones */
     acc_t mean, rstd;
     {
         acc_t c = 0, m = 0, m2 = 0;
+#if defined(NN_VEC)
+        if (vec) {
+            c = (acc_t)p.n;
+            nn_moments_vec(x + p.x_off + base, p.n, &m, &m2);
+        } else
+#endif
         for (long j = NN_LANE; j < p.n; j += NN_LANES) {
             acc_t v = LDX(x, p.x_off + base + nn_elem(&p, j));
             c += 1;
@@ -76,6 +138,13 @@ __kernel void nn_norm_fwd(__global const X_T *x, __global Y_T *y, __global const
     if (!(q.flags & TOCL_NN_WRITE_Y))
         return;
     long wb = (r % q.wmod) * q.wrs;
+#if defined(NN_VEC)
+    if (vec) {
+        nn_norm_write_vec(x + p.x_off + base, y + p.y_off + base, w + q.w_off + wb, bias + q.b_off + wb, p.n, mean,
+                          rstd, q.flags);
+        return;
+    }
+#endif
     for (long j = NN_LANE; j < p.n; j += NN_LANES) {
         long e = base + nn_elem(&p, j);
         acc_t v = (LDX(x, p.x_off + e) - mean) * rstd;
@@ -87,6 +156,46 @@ __kernel void nn_norm_fwd(__global const X_T *x, __global Y_T *y, __global const
         STY(y, p.y_off + e, v);
     }
 }
+
+#if defined(NN_VEC)
+/* The four row sums of nn_norm_bwd over a contiguous row. */
+inline void nn_norm_bwd_sums_vec(__global const X_T *x, __global const G_T *g, __global const W_T *w, long n,
+                                 acc_t mean, acc_t rstd, int has_w, acc_t *sums)
+{
+    long nv = n - n % NN_VW, j;
+    accv_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (j = 0; j < nv; j += NN_VW) {
+        accv_t dy = LDVG(g, j), xh = (LDVX(x, j) - mean) * rstd;
+        accv_t dyw = has_w ? dy * LDVW(w, j) : dy;
+        a0 += dy, a1 += dy * xh, a2 += dyw, a3 += dyw * xh;
+    }
+    acc_t s0 = nn_hsum(a0), s1 = nn_hsum(a1), s2 = nn_hsum(a2), s3 = nn_hsum(a3);
+    for (; j < n; j++) {
+        acc_t dy = LDG(g, j), xh = (LDX(x, j) - mean) * rstd;
+        acc_t dyw = has_w ? dy * LDW(w, j) : dy;
+        s0 += dy, s1 += dy * xh, s2 += dyw, s3 += dyw * xh;
+    }
+    sums[0] = s0, sums[1] = s1, sums[2] = s2, sums[3] = s3;
+}
+
+/* dx of nn_norm_bwd (training formula) over a contiguous row. */
+inline void nn_norm_bwd_write_vec(__global const X_T *x, __global const G_T *g, __global Z_T *z,
+                                  __global const W_T *w, long n, acc_t mean, acc_t rstd, int has_w, acc_t c_dyw,
+                                  acc_t c_dywxh)
+{
+    long nv = n - n % NN_VW, j;
+    for (j = 0; j < nv; j += NN_VW) {
+        accv_t dy = LDVG(g, j), xh = (LDVX(x, j) - mean) * rstd;
+        accv_t dyw = has_w ? dy * LDVW(w, j) : dy;
+        STVZ(z, j, rstd * (dyw - c_dyw - xh * c_dywxh));
+    }
+    for (; j < n; j++) {
+        acc_t dy = LDG(g, j), xh = (LDX(x, j) - mean) * rstd;
+        acc_t dyw = has_w ? dy * LDW(w, j) : dy;
+        STZ(z, j, rstd * (dyw - c_dyw - xh * c_dywxh));
+    }
+}
+#endif
 
 /* Per row: with dyw = dy * w and xh = (x - mean) * rstd,
  *   training: dx = rstd * (dyw - sum(dyw) / n - xh * sum(dyw * xh) / n)
@@ -110,6 +219,15 @@ __kernel void nn_norm_bwd(__global const X_T *x, __global const G_T *g, __global
         rstd = LDS(srstd, q.rstd_off + r);
     }
     acc_t s_dy = 0, s_dyxh = 0, s_dyw = 0, s_dywxh = 0;
+#if defined(NN_VEC)
+    int vec = NN_VEC_ROW(p) && (q.wdiv == 1 || !has_w);
+    if (vec) {
+        acc_t sums[4];
+        nn_norm_bwd_sums_vec(x + p.x_off + base, g + p.g_off + base, w + q.w_off + wb, p.n, mean, rstd, has_w,
+                             sums);
+        s_dy = sums[0], s_dyxh = sums[1], s_dyw = sums[2], s_dywxh = sums[3];
+    } else
+#endif
     for (long j = NN_LANE; j < p.n; j += NN_LANES) {
         long e = base + nn_elem(&p, j);
         acc_t dy = LDG(g, p.g_off + e), xh = (LDX(x, p.x_off + e) - mean) * rstd;
@@ -133,6 +251,13 @@ __kernel void nn_norm_bwd(__global const X_T *x, __global const G_T *g, __global
     if (!(q.flags & TOCL_NN_WRITE_Y))
         return;
     acc_t inv_n = (acc_t)1 / (acc_t)p.n;
+#if defined(NN_VEC)
+    if (vec && !given) {
+        nn_norm_bwd_write_vec(x + p.x_off + base, g + p.g_off + base, z + p.z_off + base, w + q.w_off + wb, p.n,
+                              mean, rstd, has_w, s_dyw * inv_n, s_dywxh * inv_n);
+        return;
+    }
+#endif
     for (long j = NN_LANE; j < p.n; j += NN_LANES) {
         long e = base + nn_elem(&p, j);
         acc_t dy = LDG(g, p.g_off + e);
@@ -172,3 +297,56 @@ __kernel void nn_norm_cols(__global const X_T *x, __global const G_T *g, __globa
     if (flags & TOCL_NN_HAS_B)
         STW(db, p.db_off + c, s_dy);
 }
+
+#if defined(NN_VEC)
+/* Layer norm's affine gradients on a CPU (nn_norm_cols walks a column per
+ * work-item, a cache line per element): here a work-item streams a chunk
+ * of whole contiguous rows and adds dy and dy * xh per column into its own
+ * row pair of partials (part[chunk][0][c], part[chunk][1][c], which stay
+ * in L1), NN_VW columns at a time; nn_norm_cols_sum adds the chunks in
+ * order. Needs B == 1, sc == 1 and one statistic per row (c / cdiv == 0). */
+__kernel void nn_norm_cols_rows(__global const X_T *x, __global const G_T *g, __global const S_T *smean,
+                                __global const S_T *srstd, __global acc_t *part, tocl_nn_cols p, long rows_per,
+                                long part_off)
+{
+    long ch = get_global_id(0), cols = p.cols;
+    part += part_off;
+    long a0 = ch * rows_per, a1 = min(p.A, a0 + rows_per), nv = cols - cols % NN_VW, c;
+    __global acc_t *pdy = part + ch * 2 * cols, *pxh = pdy + cols;
+    for (c = 0; c < cols; c++)
+        pdy[c] = 0, pxh[c] = 0;
+    for (long a = a0; a < a1; a++) {
+        acc_t mean = LDS(smean, p.mean_off + a * p.ss), rstd = LDS(srstd, p.rstd_off + a * p.ss);
+        __global const X_T *xr = x + p.x_off + a * p.sa;
+        __global const G_T *gr = g + p.g_off + a * p.sa;
+        for (c = 0; c < nv; c += NN_VW) {
+            accv_t dy = LDVG(gr, c);
+            vstore8(vload8(0, pdy + c) + dy, 0, pdy + c);
+            vstore8(vload8(0, pxh + c) + dy * ((LDVX(xr, c) - mean) * rstd), 0, pxh + c);
+        }
+        for (; c < cols; c++) {
+            acc_t dy = LDG(gr, c);
+            pdy[c] += dy;
+            pxh[c] += dy * ((LDX(xr, c) - mean) * rstd);
+        }
+    }
+}
+
+__kernel void nn_norm_cols_sum(__global const acc_t *part, __global W_T *dw, __global W_T *db, tocl_nn_cols p,
+                               long chunks, int flags, long part_off)
+{
+    part += part_off;
+    long c = get_global_id(0);
+    if (c >= p.cols)
+        return;
+    acc_t s_dy = 0, s_dyxh = 0;
+    for (long ch = 0; ch < chunks; ch++) {
+        s_dy += part[(2 * ch) * p.cols + c];
+        s_dyxh += part[(2 * ch + 1) * p.cols + c];
+    }
+    if (flags & TOCL_NN_HAS_W)
+        STW(dw, p.dw_off + c, s_dyxh);
+    if (flags & TOCL_NN_HAS_B)
+        STW(db, p.db_off + c, s_dy);
+}
+#endif

@@ -125,6 +125,67 @@ inline ushort nn_f2bf(float f)
     return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+/* NN_VEC (CPU devices, one row per work-item): rows that are contiguous
+ * are read and written NN_VW elements at a time, as accv_t vectors, by
+ * role: LDVX is LDX's macro with a V appended (NN_LD_F16 -> NN_LD_F16V),
+ * so the host's options stay as they are. */
+#if defined(NN_VEC)
+#define NN_VW 8
+#if defined(NN_ACC_F64)
+typedef double8 accv_t;
+#define NN_CVTV(v) convert_double8(v)
+#else
+typedef float8 accv_t;
+#define NN_CVTV(v) convert_float8(v)
+#endif
+#define NN_LD_F32V(p, i) NN_CVTV(vload8(0, (p) + (i)))
+#define NN_LD_F64V(p, i) NN_CVTV(vload8(0, (p) + (i)))
+/* half lanes one by one: PoCL's vload_half8 / vstore_half8 use aligned
+ * vector moves and fault on a row that starts at an odd half */
+#define NN_LD_F16V(p, i) NN_CVTV(nn_ld_half8((p) + (i)))
+#define NN_LD_BF16V(p, i) NN_CVTV(as_float8(convert_uint8(vload8(0, (p) + (i))) << 16))
+#define NN_ST_F32V(p, i, v) vstore8(convert_float8(v), 0, (p) + (i))
+#define NN_ST_F64V(p, i, v) vstore8((v), 0, (p) + (i))
+#define NN_ST_F16V(p, i, v) nn_st_half8((p) + (i), convert_float8(v))
+#define NN_ST_BF16V(p, i, v) vstore8(nn_f2bf8(convert_float8(v)), 0, (p) + (i))
+#define NN_CAT2(a, b) a##b
+#define NN_CAT(a, b) NN_CAT2(a, b)
+#define LDVX NN_CAT(LDX, V)
+#define LDVY NN_CAT(LDY, V)
+#define LDVG NN_CAT(LDG, V)
+#define LDVW NN_CAT(LDW, V)
+#define STVY NN_CAT(STY, V)
+#define STVZ NN_CAT(STZ, V)
+inline float8 nn_ld_half8(__global const half *p)
+{
+    return (float8)(vload_half(0, p), vload_half(1, p), vload_half(2, p), vload_half(3, p), vload_half(4, p),
+                    vload_half(5, p), vload_half(6, p), vload_half(7, p));
+}
+inline void nn_st_half8(__global half *p, float8 v)
+{
+    vstore_half_rte(v.s0, 0, p), vstore_half_rte(v.s1, 1, p), vstore_half_rte(v.s2, 2, p);
+    vstore_half_rte(v.s3, 3, p), vstore_half_rte(v.s4, 4, p), vstore_half_rte(v.s5, 5, p);
+    vstore_half_rte(v.s6, 6, p), vstore_half_rte(v.s7, 7, p);
+}
+inline ushort8 nn_f2bf8(float8 f)
+{
+    uint8 u = as_uint8(f);
+    ushort8 r = convert_ushort8((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    return select(r, (ushort8)0x7fc0, convert_short8((u & 0x7fffffffu) > 0x7f800000u));
+}
+inline acc_t nn_hsum(accv_t v)
+{
+    return ((v.s0 + v.s1) + (v.s2 + v.s3)) + ((v.s4 + v.s5) + (v.s6 + v.s7));
+}
+/* Largest lane; the lanes hold no NaN. */
+inline acc_t nn_hmax(accv_t v)
+{
+    return fmax(fmax(fmax(v.s0, v.s1), fmax(v.s2, v.s3)), fmax(fmax(v.s4, v.s5), fmax(v.s6, v.s7)));
+}
+/* The row is contiguous: element j at j (tocl_nn_rows.b covers it). */
+#define NN_VEC_ROW(p) ((p).b >= (p).n)
+#endif
+
 /* Element j of row r (see tocl_nn_rows). */
 inline long nn_base(const tocl_nn_rows *p, long r)
 {

@@ -138,6 +138,50 @@ tocl_status tocl_nn_norm_forward(int dev, int stream, const tocl_norm_desc *d, i
     return tocl_nn_launch(dev, stream, k, global, local, a, 10);
 }
 
+/* Layer norm's dw/db on a CPU device: chunks of whole rows, each summed by
+ * one work-item into its partials (nn_norm_cols_rows), then the chunks
+ * added in order per column (nn_norm_cols_sum); deterministic. */
+static tocl_status norm_cols_by_rows(int dev, int stream, const tocl_nn_cols *c, const tocl_dtype *dts, cl_mem xb,
+                                     cl_mem gb, cl_mem mb, cl_mem rb, cl_mem dwb, cl_mem dbb, cl_int fl) {
+    const tocl_device_props *pr = tocl_dev_props(dev);
+    int64_t cu = pr->compute_units ? pr->compute_units : 1;
+    int64_t chunks = 4 * cu < c->A ? 4 * cu : c->A;
+    cl_long rows_per = (c->A + chunks - 1) / chunks;
+    chunks = (c->A + rows_per - 1) / rows_per;
+    char opts[1024];
+    TOCL_TRY(tocl_nn_options(dev, "XGSW", dts, 1, opts, sizeof opts));
+    int f64 = strstr(opts, "NN_ACC_F64") != NULL;
+    size_t esz = f64 ? 8 : 4;
+    tocl_addr pa;
+    TOCL_TRY(tocl_mem_alloc(dev, (size_t)(2 * chunks * c->cols) * esz, &pa));
+    tocl_status s = stream != tocl_stream_current(dev) ? tocl_mem_record_stream(pa, stream) : TOCL_OK;
+    int mdev;
+    cl_mem pb = NULL;
+    size_t poff = 0;
+    if (s == TOCL_OK)
+        s = tocl_mem_resolve(pa, &mdev, &pb, &poff);
+    cl_long pel = (cl_long)(poff / esz);
+    tocl_ops_kernel *k1 = NULL, *k2 = NULL;
+    if (s == TOCL_OK)
+        s = tocl_ops_kernel_get(dev, "norm", "nn_norm_cols_rows", opts, &k1);
+    if (s == TOCL_OK)
+        s = tocl_ops_kernel_get(dev, "norm", "nn_norm_cols_sum", opts, &k2);
+    if (s == TOCL_OK) {
+        tocl_ops_arg a[] = {{sizeof xb, &xb}, {sizeof gb, &gb}, {sizeof mb, &mb},  {sizeof rb, &rb},
+                            {sizeof pb, &pb}, {sizeof *c, c},   {sizeof rows_per, &rows_per}, {sizeof pel, &pel}};
+        s = tocl_nn_launch(dev, stream, k1, (size_t)chunks, 1, a, 8);
+    }
+    if (s == TOCL_OK) {
+        cl_long nch = chunks;
+        tocl_ops_arg a[] = {{sizeof pb, &pb}, {sizeof dwb, &dwb}, {sizeof dbb, &dbb},
+                            {sizeof *c, c},   {sizeof nch, &nch}, {sizeof fl, &fl}, {sizeof pel, &pel}};
+        size_t local = tocl_nn_item_size(dev, k2);
+        s = tocl_nn_launch(dev, stream, k2, ((size_t)c->cols + local - 1) / local * local, local, a, 7);
+    }
+    tocl_status fs = tocl_mem_free(pa);
+    return s != TOCL_OK ? s : fs;
+}
+
 tocl_status tocl_nn_norm_backward(int dev, int stream, const tocl_norm_desc *d, int training, const tocl_tensor *x,
                                   const tocl_tensor *grad_out, const tocl_tensor *grad_in, const tocl_tensor *weight,
                                   const tocl_tensor *mean, const tocl_tensor *rstd, const tocl_tensor *running_mean,
@@ -213,11 +257,13 @@ tocl_status tocl_nn_norm_backward(int dev, int stream, const tocl_norm_desc *d, 
         return TOCL_OK;
     /* layer/group norm: dw/db summed over the statistics rows per column */
     tocl_dtype dts[4] = {x->dtype, grad_out->dtype, sdt, wdt};
-    TOCL_TRY(tocl_nn_options(dev, "XGSW", dts, 0, opts, sizeof opts));
-    TOCL_TRY(tocl_ops_kernel_get(dev, "norm", "nn_norm_cols", opts, &k));
     c.x_off = xo, c.g_off = go, c.mean_off = q.mean_off, c.rstd_off = q.rstd_off;
     c.dw_off = q.dw_off, c.db_off = q.db_off;
     cl_int fl = (grad_weight ? TOCL_NN_HAS_W : 0) | (grad_bias ? TOCL_NN_HAS_B : 0);
+    if (tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU && c.B == 1 && c.sc == 1 && c.cdiv >= c.cols && c.A >= 64)
+        return norm_cols_by_rows(dev, stream, &c, dts, xb, gb, ops[2].buf, ops[3].buf, ops[6].buf, ops[7].buf, fl);
+    TOCL_TRY(tocl_nn_options(dev, "XGSW", dts, 0, opts, sizeof opts));
+    TOCL_TRY(tocl_ops_kernel_get(dev, "norm", "nn_norm_cols", opts, &k));
     size_t local = tocl_nn_item_size(dev, k);
     size_t global = ((size_t)c.cols + local - 1) / local * local;
     tocl_ops_arg a[] = {{sizeof xb, &xb},

@@ -43,7 +43,11 @@ tocl_status tocl_nn_options(int dev, const char *roles, const tocl_dtype *dts, i
     if (f64 && !tocl_dev_props(dev)->has_fp64)
         return tocl_fail(TOCL_E_UNSUPPORTED, "float64 is not supported on device %d (%s): it lacks cl_khr_fp64", dev,
                          tocl_dev_props(dev)->name);
-    int k = snprintf(buf + len, cap - len, "%s%s", f64 ? "-DNN_ACC_F64 " : "", item ? "-DNN_ITEM" : "");
+    /* NN_VEC: a CPU's work-item walks its row NN_VW elements at a time
+     * (its work-item loop cannot vectorise across rows that far apart) */
+    int vec = item && tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
+    int k = snprintf(buf + len, cap - len, "%s%s%s", f64 ? "-DNN_ACC_F64 " : "", item ? "-DNN_ITEM" : "",
+                     vec ? " -DNN_VEC" : "");
     if (k < 0 || (size_t)k >= cap - len)
         return tocl_fail(TOCL_E_INTERNAL, "nn kernel options do not fit %zu bytes", cap);
     return TOCL_OK;

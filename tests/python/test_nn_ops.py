@@ -337,3 +337,37 @@ def test_nll_errors(no_fallback):
         F.nll_loss(x, torch.tensor([0, 1, 1], device=DEV), weight=torch.ones(3, device=DEV))
     with pytest.raises((RuntimeError, ValueError)):
         F.nll_loss(x, torch.tensor([0, 1], device=DEV))
+
+
+def refereed(fn, xs, x_ocl, params, g, dt):
+    """fn's output and gradients (input and params) on ocl no further from a
+    float64 referee than twice the CPU's own error (plus atol): 16-bit
+    gradients amplify an ulp of the output, and summed ones (layer norm's
+    dw, db) are where the CPU itself is least accurate."""
+    def run(x, dev, dtype):
+        ins = [t.to(dev, dtype).requires_grad_() for t in (x, *params)]
+        y = fn(*ins)
+        gs = torch.autograd.grad(y, ins, g.to(dev, dtype))
+        return [t.detach().cpu().double() for t in (y, *gs)]
+    ref, cpu, got = run(xs, "cpu", torch.float64), run(xs, "cpu", dt), run(x_ocl, DEV, dt)
+    for k, (r, c, o) in enumerate(zip(ref, cpu, got)):
+        err_c, err_o = (c - r).abs().max().item(), (o - r).abs().max().item()
+        assert err_o <= 2 * err_c + tol(dt)["atol"], (k, err_o, err_c)
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
+def test_rows_at_odd_offsets(dt, no_fallback):
+    # on CPU devices contiguous rows are walked 8 elements at a time
+    # (NN_VEC): rows that start at any element offset, lengths around the
+    # vector width (a tail or none), and enough rows for layer norm's
+    # chunked weight gradient (>= 64)
+    for n in (7, 8, 9, 16, 37):
+        for off in (1, 3):
+            rows = 70
+            base = rand((rows * n + off,), dt, seed=n)
+            x, x_ocl = base[off:].view(rows, n), base.to(DEV)[off:].view(rows, n)
+            g = rand((rows, n), dt, seed=1)
+            for fn in (F.softmax, F.log_softmax):
+                refereed(lambda t: fn(t, 1), x, x_ocl, [], g, dt)
+            w, b = rand((n,), dt, seed=2), rand((n,), dt, seed=3)
+            refereed(lambda t, w, b: F.layer_norm(t, (n,), w, b), x, x_ocl, [w, b], g, dt)
