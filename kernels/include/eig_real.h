@@ -749,7 +749,11 @@ inline void eig_trevc(long n, __global R *t, __global R *z, long ld, __global R 
     }
 }
 
-/* dlartg (LAPACK 3.10): c = |f| / r' >= 0, sn, r = sign(f) sqrt(f^2 + g^2) */
+/* dlartg as LAPACK before 3.10: r = sqrt(f^2 + g^2) >= 0 unless |f| >
+ * |g|, when cs > 0 and r takes f's sign. Measured against the CPU (MKL)
+ * on random 6x6 float64: raw complex-pair eigenvectors agree in 18/20
+ * matrices with this, 9/20 with r >= 0 always; the rest differ by sign
+ * (|V| always agrees). */
 inline void eig_lartg(R f, R g, R *c, R *s)
 {
     if (g == 0) {
@@ -757,13 +761,16 @@ inline void eig_lartg(R f, R g, R *c, R *s)
         *s = 0;
     } else if (f == 0) {
         *c = 0;
-        *s = copysign((R)1, g);
+        *s = 1;
     } else {
         R u = fmax(fabs(f), fabs(g));
-        R fs = f / u, gs = g / u, d = sqrt(fs * fs + gs * gs);
-        *c = fabs(fs) / d;
-        R r = copysign(d, f);
+        R fs = f / u, gs = g / u, r = sqrt(fs * fs + gs * gs);
+        *c = fs / r;
         *s = gs / r;
+        if (fabs(f) > fabs(g) && *c < 0) {
+            *c = -*c;
+            *s = -*s;
+        }
     }
 }
 
