@@ -1,5 +1,5 @@
 /* linalg.h - dense linear algebra on batches of matrices (kernels/linalg.cl,
- * kernels/ldl.cl):
+ * kernels/ldl.cl, kernels/eig.cl):
  * the factorizations and solves behind torch.linalg on the ocl device.
  *
  * A matrix operand is a tocl_tensor of ndim 3, [batch, rows, cols], with any
@@ -77,6 +77,18 @@ tocl_status tocl_la_eigh(int dev, int stream, const tocl_tensor *w, const tocl_t
  * (n x n, or NULL) holds V with A V = w; info as tocl_la_eigh. */
 tocl_status tocl_la_svd_jacobi(int dev, int stream, const tocl_tensor *w, const tocl_tensor *vec,
                                const tocl_tensor *info);
+
+/* Eigenvalues (and right eigenvectors) of general n x n matrices as
+ * LAPACK's geev, in its order (kernels/eig.cl). a: the matrices,
+ * contiguous column-major, destroyed; w [batch, n] complex eigenvalues;
+ * z and v (both or neither): [batch, n, n] scratch of a's type,
+ * contiguous column-major, and the complex eigenvectors (columns of unit
+ * norm, column-major); ws [batch, 4n] of a's type and rs [batch, 2n] of
+ * its real type, contiguous scratch; info [batch, 1]: i + 1 where the QR
+ * iteration failed to converge, else 0. */
+tocl_status tocl_la_geev(int dev, int stream, const tocl_tensor *a, const tocl_tensor *z, const tocl_tensor *w,
+                         const tocl_tensor *v, const tocl_tensor *ws, const tocl_tensor *rs,
+                         const tocl_tensor *info);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 /* linalg.c - launches of the dense linear algebra kernels (kernels/linalg.cl,
- * kernels/ldl.cl).
+ * kernels/ldl.cl, kernels/eig.cl).
  * Operands are strided batches of matrices (tocl/linalg.h); each is checked
  * against its live block by tocl_ops_resolve, so a bad stride or size is an
  * error here, never an out-of-bounds access on the device. */
@@ -379,4 +379,63 @@ tocl_status tocl_la_sytrs(int dev, int stream, const tocl_tensor *ld, const tocl
     TOCL_TRY(la_kernel_in(dev, "ldl", ty, "la_sytrs", &k));
     tocl_ops_arg args[] = {{sizeof ab, &ab}, {sizeof pb, &pb}, {sizeof bb, &bb}, {sizeof p, &p}};
     return la_launch_columns(dev, stream, k, p.k, p.batch, args, 4);
+}
+
+/* The contiguous column-major layout eig.cl indexes directly: element
+ * (i, j) of matrix b at b * rows * cols + i + j * rows. */
+static int la_colmajor(const tocl_la_mat *L, int64_t rows, int64_t cols) {
+    return L->rs == 1 && (L->cs == rows || cols <= 1) && (L->bs == rows * cols);
+}
+
+tocl_status tocl_la_geev(int dev, int stream, const tocl_tensor *a, const tocl_tensor *z, const tocl_tensor *w,
+                         const tocl_tensor *v, const tocl_tensor *ws, const tocl_tensor *rs,
+                         const tocl_tensor *info) {
+    TOCL_TRY(tocl_device_check(dev));
+    tocl_la_params p;
+    cl_mem ab, zb = NULL, wb, vb = NULL, wsb, rsb, ib;
+    tocl_la_mat la, lws, lrs;
+    la_type ty;
+    TOCL_TRY(la_operand(dev, a, "A", 3, LA_ANY, &ty, &ab, &la));
+    la_init(&p, a);
+    p.a = la;
+    if (p.m != p.n)
+        return tocl_fail(TOCL_E_INVALID, "linalg.eig: A must be square, got %lld x %lld", (long long)p.m,
+                         (long long)p.n);
+    const la_type cx = {ty.dt, 1};
+    TOCL_TRY(la_vector(dev, w, "eigenvalues", cx, p.batch, p.n, &wb, &p.x));
+    TOCL_TRY(la_vector(dev, info, "info", LA_INT, p.batch, 1, &ib, &p.y));
+    TOCL_TRY(la_vector(dev, ws, "work", ty, p.batch, 4 * p.n, &wsb, &lws));
+    TOCL_TRY(la_vector(dev, rs, "real work", la_real_of(ty), p.batch, 2 * p.n, &rsb, &lrs));
+    p.flag0 = z != NULL && v != NULL;
+    if (p.flag0) {
+        la_type zt;
+        TOCL_TRY(la_operand(dev, z, "Schur vectors", 3, ty, &zt, &zb, &p.b));
+        TOCL_TRY(la_operand(dev, v, "eigenvectors", 3, cx, NULL, &vb, &p.c));
+        if (z->sizes[0] != p.batch || z->sizes[1] != p.n || z->sizes[2] != p.n || v->sizes[0] != p.batch ||
+            v->sizes[1] != p.n || v->sizes[2] != p.n)
+            return tocl_fail(TOCL_E_INVALID, "linalg.eig: the vector operands must be [%lld, %lld, %lld]",
+                             (long long)p.batch, (long long)p.n, (long long)p.n);
+    }
+    /* the kernel indexes these directly (one work-item walks a whole matrix) */
+    if (!la_colmajor(&p.a, p.n, p.n) || (p.flag0 && (!la_colmajor(&p.b, p.n, p.n) || p.c.rs != 1)) ||
+        p.x.rs != 1 || lws.bs != 4 * p.n || lws.rs != 1 || lrs.bs != 2 * p.n || lrs.rs != 1)
+        return tocl_fail(TOCL_E_INVALID, "linalg.eig: A and the Schur vectors must be contiguous column-major, the "
+                                         "work operands contiguous and eigenvectors column-major");
+    p.k = lws.off; /* the scratch offsets ride in the fields a square problem leaves free */
+    p.m = lrs.off;
+    if (p.batch == 0 || p.n == 0)
+        return TOCL_OK;
+    /* float32 as sgeev: correctly rounded division and sqrt, like the CPU's */
+    static const char *opts[2][2] = {{"-cl-fp32-correctly-rounded-divide-sqrt",
+                                      "-cl-fp32-correctly-rounded-divide-sqrt -DLA_COMPLEX"},
+                                     {"-DLA_F64", "-DLA_F64 -DLA_COMPLEX"}};
+    if (ty.dt == TOCL_F64 && !tocl_dev_props(dev)->has_fp64)
+        return tocl_fail(TOCL_E_UNSUPPORTED, "linalg: float64 is not supported on device %d (%s): it lacks cl_khr_fp64",
+                         dev, tocl_dev_props(dev)->name);
+    tocl_ops_kernel *k;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "eig", "eig_geev", opts[ty.dt == TOCL_F64][ty.cx != 0], &k));
+    tocl_ops_arg args[] = {{sizeof ab, &ab}, {sizeof zb, &zb}, {sizeof wsb, &wsb}, {sizeof rsb, &rsb},
+                           {sizeof wb, &wb}, {sizeof vb, &vb}, {sizeof ib, &ib}, {sizeof p, &p}};
+    size_t global = (size_t)p.batch, local = 1; /* one work-item per matrix: geev is sequential */
+    return tocl_ops_launch(dev, stream, k, 1, &global, &local, args, 8);
 }
