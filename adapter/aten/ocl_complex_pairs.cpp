@@ -899,9 +899,7 @@ at::Tensor& cx_linspace_out(const c10::Scalar& start, const c10::Scalar& end, in
 }
 
 // ---- logsumexp, logspace, renorm ------------------------------------------
-// (logcumsumexp stays on the CPU: its imaginary part is the sum of the
-// steps' angles, not reduced to (-pi, pi], so it depends on the CPU's
-// sequential order, which a parallel scan does not keep.) ----------------------------------
+// (complex logcumsumexp is a scan kind of its own: ocl_scan_ops.cpp.)
 
 // PyTorch's logsumexp for complex: the max of the real parts (infinite ones
 // taken as 0) out of exp, then log of the sum plus it.
