@@ -3,14 +3,14 @@
  *
  * Built per storage dtype (-DTOCL_SCAN_T_F32, _F64, _F16, _BF16, _BOOL, _U8,
  * _I8, _I16, _I32, _I64) and op (-DTOCL_SCAN_OP_SUM, _PROD, _MAX, _MIN,
- * _LSE). A row is cut into chunks, one work-item each: tocl_scan_totals
+ * _LSE, and _CLSE: complex log-sum-exp over pairs (re, im) of F32 / F64). A row is cut into chunks, one work-item each: tocl_scan_totals
  * folds every chunk, tocl_scan_carry turns a row's chunk totals into
  * exclusive prefixes (serially: a row has few chunks), tocl_scan_apply scans
  * each chunk from its prefix. Rows of one chunk need only the last kernel.
  * No atomics: results depend only on the input and the chunk size. */
 #include "scan_params.h"
 
-#if defined(TOCL_SCAN_T_F64)
+#if defined(TOCL_SCAN_T_F64) || defined(TOCL_SCAN_ACC_F64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 
@@ -90,6 +90,23 @@ typedef S C;
 /* Accumulator: sums and products of integers in int64, as PyTorch. */
 #if (defined(TOCL_SCAN_OP_SUM) || defined(TOCL_SCAN_OP_PROD)) && !IS_FLOAT
 typedef long A;
+#elif defined(TOCL_SCAN_OP_CLSE)
+/* A complex value is a pair: element offset i holds the real part, i + 1
+ * the imaginary one (view_as_real's layout; strides count real elements).
+ * complex64 accumulates in complex128 where the device has fp64
+ * (-DTOCL_SCAN_ACC_F64), as the CPU's acc_type: in float, exp(min - max)
+ * turns denormal and c10's log1p then divides by it (inf, then NaN). */
+#if defined(TOCL_SCAN_T_F64) || defined(TOCL_SCAN_ACC_F64)
+typedef double2 A;
+typedef double R;
+#else
+typedef float2 A;
+typedef float R;
+#endif
+#undef LOAD
+#undef STORE
+#define LOAD(p, i) ((A)((R)(p)[i], (R)(p)[(i) + 1]))
+#define STORE(p, i, v) ((p)[i] = (S)(v).x, (p)[(i) + 1] = (S)(v).y)
 #else
 typedef C A;
 #endif
@@ -117,6 +134,67 @@ inline void st_join(st_t *s, A x, long j)
         s->v = x;
         s->i = j;
     }
+}
+#elif defined(TOCL_SCAN_OP_CLSE)
+/* The CPU's complex log-add-exp (ATen/native/cpu/LogAddExp.h) with the
+ * std::complex exp/log and c10 log1p, multiply and divide it calls. */
+#define IDENT ((A)(-INFINITY, 0))
+inline int cx_nan(A z) { return isnan(z.x) || isnan(z.y); }
+inline A cx_mul(A a, A b) { return (A)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+inline A cx_div(A a, A b) /* c10::complex's scaled division */
+{
+    R ac = fabs(b.x), ad = fabs(b.y);
+    if (ac >= ad) {
+        if (ac == 0 && ad == 0)
+            return (A)(a.x / ac, a.y / ad);
+        R rat = b.y / b.x, scl = (R)1 / (b.x + b.y * rat);
+        return (A)((a.x + a.y * rat) * scl, (a.y - a.x * rat) * scl);
+    }
+    R rat = b.x / b.y, scl = (R)1 / (b.y + b.x * rat);
+    return (A)((a.x * rat + a.y) * scl, (a.y * rat - a.x) * scl);
+}
+inline A cx_exp(A z)
+{
+    if (z.x == -INFINITY)
+        return (A)(0, 0); /* cexp: a zero whatever the angle */
+    R e = exp(z.x);
+    if (z.y == 0)
+        return (A)(e, z.y); /* cexp keeps an exact zero angle (no inf * 0) */
+    return (A)(e * cos(z.y), e * sin(z.y));
+}
+inline A cx_log(A z) { return (A)(log(hypot(z.x, z.y)), atan2(z.y, z.x)); }
+inline A cx_log1p(A z) /* c10's CPU log1p */
+{
+    A u = (A)(z.x + 1, z.y);
+    if (u.x == 1 && u.y == 0)
+        return z;
+    A lu = cx_log(u), um1 = (A)(u.x - 1, u.y);
+    if (um1.x == z.x && um1.y == z.y)
+        return lu;
+    return cx_mul(lu, cx_div(z, um1));
+}
+/* The CPU calls _log_add_exp_helper(x, running): NaNs (in either part)
+ * win, y first; otherwise the smaller real part is `mn`, ties to y. */
+inline void st_join(st_t *s, A x, long j)
+{
+    A y = s->v, mn, mx;
+    if (cx_nan(y))
+        mn = mx = y;
+    else if (cx_nan(x))
+        mn = mx = x;
+    else if (x.x < y.x) {
+        mn = x;
+        mx = y;
+    } else {
+        mn = y;
+        mx = x;
+    }
+    if (cx_nan(mn))
+        s->v = (A)(NAN, NAN);
+    else if (!isfinite(mn.x) && mn.x == mx.x)
+        s->v = mn.x < 0 ? mn : cx_log(cx_exp(mn) + cx_exp(mx));
+    else
+        s->v = cx_log1p(cx_exp(mn - mx)) + mx;
 }
 #else /* LSE */
 #define IDENT ((A)(-INFINITY))

@@ -18,6 +18,7 @@
 // CPU fallback, counted.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/ScatterGatherChecks.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -664,6 +665,188 @@ at::Tensor& cx_scatter_add_out(const at::Tensor& self, int64_t dim, const at::Te
   return out;
 }
 
+// ---- scatter with reduce= (complex64 and complex128) ----------------------
+// add/sum/mean add on the real view (scatter_add_impl). multiply/prod must
+// multiply each target by its sources in index order along dim, as the
+// CPU's loop does (complex products do not commute bitwise): sources are
+// ranked by occurrence among those with the same target (a stable sort of
+// the index along dim), and round r multiplies every target by its r-th
+// source. A round's targets are distinct, so it is a gather, a product and
+// a scatter; sources of other rounds are sent to a spare slot past the end
+// of dim. Rounds: the largest number of sources of one target.
+
+at::Tensor occurrence_rank(const at::Tensor& idx, int64_t d) {
+  auto sorted = at::sort(idx, /*stable=*/true, d, /*descending=*/false);
+  const at::Tensor& sv = std::get<0>(sorted);
+  const at::Tensor& perm = std::get<1>(sorted);
+  int64_t n = idx.size(d);
+  std::vector<int64_t> shape(idx.dim(), 1);
+  shape[d] = n;
+  at::Tensor pos = at::arange(n, idx.options().dtype(at::kLong)).view(shape).expand(idx.sizes());
+  at::Tensor start = at::ones(idx.sizes(), idx.options().dtype(at::kBool));
+  if (n > 1)
+    start.narrow(d, 1, n - 1).copy_(sv.narrow(d, 1, n - 1) != sv.narrow(d, 0, n - 1));
+  at::Tensor first = std::get<0>(at::cummax(at::where(start, pos, at::zeros_like(pos)), d));
+  return at::empty_like(pos).scatter_(d, perm, pos - first);
+}
+
+void scatter_mul_impl(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src_in) {
+  at::Tensor src = resolved(src_in);
+  at::Tensor t = self, idx = index;
+  if (self.dim() == 0) {
+    at::maybe_wrap_dim(dim, 1);
+    t = self.unsqueeze(0);
+    idx = index.reshape({-1});
+    src = src.reshape({-1});
+    dim = 0;
+  }
+  if (idx.numel() == 0)
+    return;
+  int64_t d = at::maybe_wrap_dim(dim, t.dim());
+  src = src.narrow(d, 0, idx.size(d));  // src may be larger than index: the leading part is used
+  for (int64_t k = 0; k < idx.dim(); k++)
+    if (k != d)
+      src = src.narrow(k, 0, idx.size(k));
+  idx = idx.to(at::kLong);
+  int64_t n = t.size(d);
+  idx = at::where(idx < 0, idx + n, idx);
+  at::Tensor rank = occurrence_rank(idx, d);
+  int64_t rounds = rank.max().item<int64_t>() + 1;
+  std::vector<int64_t> pad(t.sizes().begin(), t.sizes().end());
+  pad[d] = 1;
+  at::Tensor work = at::cat({t, at::zeros(pad, t.options())}, d);
+  at::Tensor spare = at::full_like(idx, n);
+  for (int64_t r = 0; r < rounds; r++) {
+    at::Tensor ir = at::where(rank == r, idx, spare);
+    work.scatter_(d, ir, work.gather(d, ir) * src);
+  }
+  t.copy_(work.narrow(d, 0, n));
+}
+
+void reduce_name_check(c10::string_view reduce) {
+  TORCH_CHECK(reduce == "add" || reduce == "multiply", "reduce argument must be either add or multiply.");
+}
+
+// scatter(reduce=): src a tensor, or value broadcast to index's shape.
+at::Tensor& scatter_reduce_impl(at::Tensor& out, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                                c10::string_view reduce) {
+  if (reduce == "add")
+    return scatter_add_impl(out, dim, index, src);
+  scatter_mul_impl(out, dim, index, src);
+  return out;
+}
+
+bool cx_scatter_ok(const at::Tensor& self, const at::Tensor* src, const at::Tensor& out) {
+  return self.is_complex() && out.scalar_type() == self.scalar_type() && !out.is_conj() && !out.is_neg() &&
+         (!src || src->scalar_type() == self.scalar_type());
+}
+
+// The CPU's checks and messages (dtype, shape, reduce name), then out = self.
+void scatter_reduce_prepare(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor* src,
+                            at::Tensor& out) {
+  int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  at::native::scatter_gather_dtype_check("scatter", self, index,
+                                         src ? std::optional<at::Tensor>(*src) : std::nullopt);
+  at::native::scatter_shape_check(self, d, index, src ? std::optional<at::Tensor>(*src) : std::nullopt);
+  if (!out.is_same(self)) {
+    into(out, resolved(self));
+  }
+}
+
+at::Tensor& cx_scatter_reduce_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                                  c10::string_view reduce, at::Tensor& out) {
+  if (!cx_scatter_ok(self, &src, out)) {
+    on_cpu("scatter.reduce_out", self, dim, index, src, reduce, out);
+    return out;
+  }
+  reduce_name_check(reduce);
+  scatter_reduce_prepare(self, dim, index, &src, out);
+  return scatter_reduce_impl(out, dim, index, src, reduce);
+}
+at::Tensor cx_scatter_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                             c10::string_view reduce) {
+  if (!self.is_complex() || src.scalar_type() != self.scalar_type())
+    return on_cpu("scatter.reduce", self, dim, index, src, reduce)[0].toTensor();
+  at::Tensor out = at::empty({0}, self.options());
+  return cx_scatter_reduce_out(self, dim, index, src, reduce, out);
+}
+at::Tensor& cx_scatter_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                               c10::string_view reduce) {
+  if (!cx_scatter_ok(self, &src, self)) {
+    on_cpu("scatter_.reduce", self, dim, index, src, reduce);
+    return self;
+  }
+  return cx_scatter_reduce_out(self, dim, index, src, reduce, self);
+}
+at::Tensor& cx_scatter_value_reduce_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                        const c10::Scalar& value, c10::string_view reduce, at::Tensor& out) {
+  if (!cx_scatter_ok(self, nullptr, out)) {
+    on_cpu("scatter.value_reduce_out", self, dim, index, value, reduce, out);
+    return out;
+  }
+  reduce_name_check(reduce);
+  scatter_reduce_prepare(self, dim, index, nullptr, out);
+  at::Tensor src = at::full(index.sizes(), value, self.options());
+  return scatter_reduce_impl(out, dim, index, src, reduce);
+}
+at::Tensor cx_scatter_value_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                   const c10::Scalar& value, c10::string_view reduce) {
+  if (!self.is_complex())
+    return on_cpu("scatter.value_reduce", self, dim, index, value, reduce)[0].toTensor();
+  at::Tensor out = at::empty({0}, self.options());
+  return cx_scatter_value_reduce_out(self, dim, index, value, reduce, out);
+}
+at::Tensor& cx_scatter_value_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
+                                     c10::string_view reduce) {
+  if (!cx_scatter_ok(self, nullptr, self)) {
+    on_cpu("scatter_.value_reduce", self, dim, index, value, reduce);
+    return self;
+  }
+  return cx_scatter_value_reduce_out(self, dim, index, value, reduce, self);
+}
+
+// scatter_reduce.two: sum, prod and mean (the CPU has no complex amax/amin:
+// those take its error). include_self=False first sets the scattered
+// positions to the identity; mean divides by the count (0 taken as 1).
+at::Tensor& cx_scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                      const at::Tensor& src, c10::string_view reduce, bool include_self,
+                                      at::Tensor& out) {
+  if (!cx_scatter_ok(self, &src, out) || !(reduce == "sum" || reduce == "prod" || reduce == "mean")) {
+    on_cpu("scatter_reduce.two_out", self, dim, index, src, reduce, include_self, out);
+    return out;
+  }
+  scatter_reduce_prepare(self, dim, index, &src, out);
+  if (index.numel() == 0)
+    return out;
+  bool prod = reduce == "prod";
+  if (!include_self)
+    out.scatter_(dim, index, c10::Scalar(prod ? 1.0 : 0.0));
+  scatter_reduce_impl(out, dim, index, src, prod ? "multiply" : "add");
+  if (reduce == "mean") {
+    at::Tensor count = at::full(out.sizes(), include_self ? 1 : 0, out.options().dtype(at::kLong));
+    count.scatter_add_(dim, index, at::ones(index.sizes(), count.options()));
+    count.masked_fill_(count == 0, 1);
+    out.div_(count);
+  }
+  return out;
+}
+at::Tensor cx_scatter_reduce_two(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                                 c10::string_view reduce, bool include_self) {
+  if (!self.is_complex() || src.scalar_type() != self.scalar_type() ||
+      !(reduce == "sum" || reduce == "prod" || reduce == "mean"))
+    return on_cpu("scatter_reduce.two", self, dim, index, src, reduce, include_self)[0].toTensor();
+  at::Tensor out = at::empty({0}, self.options());
+  return cx_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, out);
+}
+at::Tensor& cx_scatter_reduce_two_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                                   c10::string_view reduce, bool include_self) {
+  if (!cx_scatter_ok(self, &src, self) || !(reduce == "sum" || reduce == "prod" || reduce == "mean")) {
+    on_cpu("scatter_reduce_.two", self, dim, index, src, reduce, include_self);
+    return self;
+  }
+  return cx_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, self);
+}
+
 // put_: flat index i is the real view's 2i and 2i + 1.
 at::Tensor& cx_put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& source, bool accumulate) {
   if (!plain_target(self) || source.scalar_type() != self.scalar_type()) {
@@ -716,9 +899,7 @@ at::Tensor& cx_linspace_out(const c10::Scalar& start, const c10::Scalar& end, in
 }
 
 // ---- logsumexp, logspace, renorm ------------------------------------------
-// (logcumsumexp stays on the CPU: its imaginary part is the sum of the
-// steps' angles, not reduced to (-pi, pi], so it depends on the CPU's
-// sequential order, which a parallel scan does not keep.) ----------------------------------
+// (complex logcumsumexp is a scan kind of its own: ocl_scan_ops.cpp.)
 
 // PyTorch's logsumexp for complex: the max of the real parts (infinite ones
 // taken as 0) out of exp, then log of the sum plus it.
@@ -911,6 +1092,15 @@ void reg_pairs(const char* name) {
   reg_pairs<&cx_scatter_add_>("scatter_add_");
   reg_pairs<&cx_scatter_add>("scatter_add");
   reg_pairs<&cx_scatter_add_out>("scatter_add.out");
+  reg_pairs<&cx_scatter_reduce>("scatter.reduce");
+  reg_pairs<&cx_scatter_reduce_>("scatter_.reduce");
+  reg_pairs<&cx_scatter_reduce_out>("scatter.reduce_out");
+  reg_pairs<&cx_scatter_value_reduce>("scatter.value_reduce");
+  reg_pairs<&cx_scatter_value_reduce_>("scatter_.value_reduce");
+  reg_pairs<&cx_scatter_value_reduce_out>("scatter.value_reduce_out");
+  reg_pairs<&cx_scatter_reduce_two>("scatter_reduce.two");
+  reg_pairs<&cx_scatter_reduce_two_>("scatter_reduce_.two");
+  reg_pairs<&cx_scatter_reduce_two_out>("scatter_reduce.two_out");
   reg_pairs<&cx_put_>("put_");
   reg_pairs<&cx_put>("put");
   reg_pairs<&cx_eye_m_out>("eye.m_out");

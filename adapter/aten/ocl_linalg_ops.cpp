@@ -52,6 +52,8 @@
 #include <ATen/ops/linalg_lu_factor_ex_native.h>
 #include <ATen/ops/linalg_lu_native.h>
 #include <ATen/ops/linalg_lu_solve_native.h>
+#include <ATen/ops/linalg_matrix_sqrth_native.h>
+#include <ATen/ops/linalg_polar_native.h>
 #include <ATen/ops/linalg_solve.h>
 #include <ATen/ops/linalg_qr_native.h>
 #include <ATen/ops/linalg_solve_triangular_native.h>
@@ -713,6 +715,18 @@ std::tuple<Tensor&, Tensor&, Tensor&> svd_out(const Tensor& A, bool full, bool c
   return {U, S, Vh};
 }
 
+// linalg.polar: PyTorch's structured kernel outside CUDA is a composition
+// (reduced SVD, U Vh, and Vh^H diag(S) Vh made exactly Hermitian) over the
+// ops above, so the ocl result is the CPU's to rounding.
+std::tuple<Tensor, Tensor> polar(const Tensor& A) {
+  auto r = structured<at::native::structured_linalg_polar_out, 2>(A);
+  return {r[0], r[1]};
+}
+std::tuple<Tensor&, Tensor&> polar_out(const Tensor& A, Tensor& U, Tensor& H) {
+  deliver_all<2>(structured<at::native::structured_linalg_polar_out, 2>(A), {U, H});
+  return {U, H};
+}
+
 Tensor cross(const Tensor& a, const Tensor& b, int64_t dim) {
   return structured<at::native::structured_linalg_cross_out, 1>(a, b, dim)[0];
 }
@@ -861,6 +875,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl_complex("_linalg_svd", svd);
   m.impl_complex("_linalg_svd.U", svd_out);
   m.impl_complex("linalg_lstsq.out", at::native::linalg_lstsq_out);
+  m.impl_complex("linalg_polar", polar);
+  m.impl_complex("linalg_polar.out", polar_out);
+  // eigh, eigenvalues clamped at 0, V diag(sqrt(L)) V^H made Hermitian: a
+  // device-generic composition in PyTorch, registered as it is.
+  m.impl_complex("linalg_matrix_sqrth", at::native::linalg_matrix_sqrth);
+  m.impl_complex("linalg_matrix_sqrth.out", at::native::linalg_matrix_sqrth_out);
   m.impl("linalg_cross", cross);
   m.impl("linalg_cross.out", cross_out);
   m.impl_complex("linalg_matrix_exp", ocl_matrix_exp);

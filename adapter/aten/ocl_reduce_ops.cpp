@@ -199,6 +199,41 @@ bool equal(const at::Tensor& self, const at::Tensor& other) {
   return out.item<bool>();
 }
 
+// hash_tensor (mode 0, the only one): the xor over dim of each element's
+// bits as uint64, as the CPU's xor_sum kernel takes them: a float widened
+// to double, an integer or bool sign-extended to int64. The reduction runs
+// on int64 (the same bits); floats are widened and viewed first. Checks and
+// their order are the structured kernel's (meta, then mode, then dtype).
+at::Tensor& hash_tensor_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, int64_t mode,
+                            at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == at::kUInt64, "Expected result to be of dtype uint64, but got ",
+              out.scalar_type());
+  if (self.numel() == 0)
+    at::native::zero_numel_check_dims(self, dim, "hash_tensor");
+  DimMask mask = reduce_util::mask_of(self, dim);
+  resize_out(out, at::native::shape_from_dim_mask(self, mask, keepdim));
+  TORCH_CHECK(mode == 0, "Unknown hash_tensor mode: ", mode);
+  at::Tensor bits = out.view(at::kLong);
+  if (self.numel() == 0) {
+    bits.zero_();
+    return out;
+  }
+  ScalarType st = self.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(st) || (at::isIntegralType(st, /*includeBool=*/true) &&
+                                                         !complex_route::routed(st)),
+                              "\"xor_sum_ocl\" not implemented for '", c10::toString(st), "'");
+  at::Tensor in = at::isFloatingType(st) ? self.to(at::kDouble).view(at::kLong) : self;
+  reduce_util::Spec s;
+  s.kind = TOCL_REDUCE_XOR;
+  s.acc = TOCL_I64;
+  reduce_util::run(in, {bits}, mask, keepdim, s);
+  return out;
+}
+at::Tensor hash_tensor(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, int64_t mode) {
+  at::Tensor out = at::empty({0}, self.options().dtype(at::kUInt64));
+  return hash_tensor_out(self, dim, keepdim, mode, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
@@ -227,6 +262,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("all.dims_out", AnyAll<false>::dims_out);
   m.impl("count_nonzero.dim_IntList", count_nonzero);
   m.impl("equal", equal);
+  // a uint64 result, which routing would send to the CPU
+  m.impl_complex("hash_tensor", hash_tensor);
+  m.impl_complex("hash_tensor.out", hash_tensor_out);
 }
 
 }  // namespace torch_ocl

@@ -1,8 +1,10 @@
 // ocl_scan_ops.cpp - cumsum, cumprod, cummax/cummin (through the helpers
-// the composite cummax/cummin call) and logcumsumexp, one tocl_scan_run each.
+// the composite cummax/cummin call) and logcumsumexp (real and complex), one
+// tocl_scan_run each.
 // The input is converted to the result dtype first, as PyTorch does.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -78,11 +80,53 @@ void cum_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices,
   scan(self, values, &indices, dim, KIND);
 }
 
+complex_route::OpRef& lse_op() {
+  static complex_route::OpRef op("_logcumsumexp.out");
+  return op;
+}
+complex_route::OpRef& lse_fn_op() {
+  static complex_route::OpRef op("_logcumsumexp");
+  return op;
+}
+
+// Complex logcumsumexp: the scan reads and writes view_as_real's pairs, so
+// conj/neg bits are resolved first and such an out gets a temporary.
+void scan_complex_lse(const at::Tensor& self, at::Tensor& result, int64_t dim) {
+  at::Tensor in = self.resolve_conj().resolve_neg();
+  if (in.scalar_type() != result.scalar_type())
+    in = in.to(result.scalar_type());
+  bool direct = !result.is_conj() && !result.is_neg();
+  if (direct && overlaps(in, result))
+    in = in.clone();
+  at::Tensor out = direct ? result : at::empty(result.sizes(), result.options().dtype(result.scalar_type()));
+  if (in.numel() > 0) {
+    c10::DeviceGuard guard(in.device());
+    auto pairs = [](const at::Tensor& t) { return at::view_as_real(t.dim() == 0 ? t.view({1}) : t); };
+    tocl_tensor ti = to_tocl_tensor(pairs(in)), to = to_tocl_tensor(pairs(out));
+    int d = static_cast<int>(at::maybe_wrap_dim(dim, in.dim()));
+    int dev = in.device().index();
+    TOCL_CHECK(tocl_scan_run(dev, tocl_stream_current(dev), TOCL_SCAN_LOGSUMEXP_PAIRS, d, &to, nullptr, &ti));
+  }
+  if (!direct)
+    result.copy_(out);
+}
+
 at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& result) {
   at::maybe_wrap_dim(dim, self.dim());
-  TORCH_CHECK(at::isFloatingType(result.scalar_type()), "logcumsumexp(): expected a floating point result, got ",
-              result.scalar_type());
+  // uint16/32/64 results and inputs: the CPU's answer (its error)
+  if ((complex_route::routed(self.scalar_type()) && !self.is_complex()) ||
+      (complex_route::routed(result.scalar_type()) && !result.is_complex()))
+    return complex_route::to_cpu<at::Tensor&, const at::Tensor&, int64_t, at::Tensor&>(
+        lse_op(), self, dim, result);
+  TORCH_CHECK(at::isFloatingType(result.scalar_type()) || result.is_complex(),
+              "logcumsumexp(): expected a floating point result, got ", result.scalar_type());
   resize_out(result, self.sizes());
+  if (result.is_complex()) {
+    scan_complex_lse(self, result, dim);
+    return result;
+  }
+  TORCH_CHECK(!self.is_complex(), "logcumsumexp(): a complex input needs a complex result, got ",
+              result.scalar_type());
   at::Tensor in = self.scalar_type() == result.scalar_type() ? self : self.to(result.scalar_type());
   if (overlaps(in, result))
     in = in.clone();
@@ -90,6 +134,8 @@ at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& re
   return result;
 }
 at::Tensor logcumsumexp(const at::Tensor& self, int64_t dim) {
+  if (complex_route::routed(self.scalar_type()) && !self.is_complex())
+    return complex_route::to_cpu<at::Tensor, const at::Tensor&, int64_t>(lse_fn_op(), self, dim);
   auto dt = at::isIntegralType(self.scalar_type(), true) ? c10::typeMetaToScalarType(c10::get_default_dtype())
                                                           : self.scalar_type();
   at::Tensor result = at::empty(self.sizes(), self.options().dtype(dt));
@@ -108,8 +154,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("cumprod_", Cum<TOCL_SCAN_PROD>::inplace);
   m.impl("_cummax_helper", cum_helper<TOCL_SCAN_MAX>);
   m.impl("_cummin_helper", cum_helper<TOCL_SCAN_MIN>);
-  m.impl("_logcumsumexp", logcumsumexp);
-  m.impl("_logcumsumexp.out", logcumsumexp_out);
+  m.impl_complex("_logcumsumexp", logcumsumexp);
+  m.impl_complex("_logcumsumexp.out", logcumsumexp_out);
 }
 
 }  // namespace torch_ocl

@@ -33,6 +33,7 @@ extern "C" {
  *     the row-major position over the reduced dimensions in their logical
  *     order; ties give the first index, a NaN wins (the first NaN), as CPU.
  *   WELFORD: variance (or std with TOCL_REDUCE_FINAL_STD) [, mean].
+ *   XOR: the bitwise exclusive or of integer values (hash_tensor).
  * MAX/MIN propagate NaN. */
 typedef enum tocl_reduce_kind {
     TOCL_REDUCE_SUM = 0,
@@ -45,6 +46,7 @@ typedef enum tocl_reduce_kind {
     TOCL_REDUCE_ALL,
     TOCL_REDUCE_WELFORD,
     TOCL_REDUCE_LOGSUMEXP,
+    TOCL_REDUCE_XOR,
     TOCL_REDUCE_KIND_COUNT
 } tocl_reduce_kind;
 
@@ -114,6 +116,12 @@ typedef enum tocl_scan_kind {
     TOCL_SCAN_MAX,       /* cummax: ties and NaNs take the later index, as CPU */
     TOCL_SCAN_MIN,
     TOCL_SCAN_LOGSUMEXP, /* logcumsumexp */
+    /* complex logcumsumexp: in and out are complex tensors in pairs layout
+     * (their real dtype, a trailing dim [..., 2] of stride 1), scanned
+     * over the other dims. Each row runs in order in one work-item, as on
+     * the CPU: the imaginary part accumulates unreduced angles, so another
+     * order would give a different (2 pi apart) answer. */
+    TOCL_SCAN_LOGSUMEXP_PAIRS,
     TOCL_SCAN_KIND_COUNT
 } tocl_scan_kind;
 

@@ -52,6 +52,8 @@ static const tocl_reduce_rule rules[TOCL_REDUCE_KIND_COUNT] = {
     [TOCL_REDUCE_LOGSUMEXP] = {"logsumexp", TOCL_RINIT_LOWEST, LSE_JOIN, NULL, "lse_join(s, x, (A)1);", NULL,
                                "lse_join(s, o.v, o.m2);", "if (y != -INFINITY) y += log(a.m2);", TOCL_RSTORE_VALUE,
                                1, 0},
+    [TOCL_REDUCE_XOR] = {"xor", TOCL_RINIT_ZERO, NULL, NULL, "s->v ^= x;", NULL, NULL, NULL, TOCL_RSTORE_VALUE, 0, 0,
+                         1},
 };
 
 static const struct {

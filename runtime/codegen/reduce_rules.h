@@ -38,6 +38,7 @@ typedef struct tocl_reduce_rule {
     tocl_reduce_store store;
     int needs_float; /* only floating accumulators */
     int keep_order;  /* reduced positions numbered in logical order (arg-reductions) */
+    int needs_int;   /* only integer accumulators (bitwise combines) */
 } tocl_reduce_rule;
 
 /* NULL for an out-of-range kind. */

@@ -326,6 +326,9 @@ tocl_status tocl_reduce_check(int dev, const tocl_reduce_desc *d, int n_out, con
     if ((tocl_reduce_rule_of(d->kind)->needs_float || map_float || final_float) && !tocl_dtype_is_float(d->acc))
         return tocl_fail(TOCL_E_INVALID, "reduction kind %d with map %d / final %d needs a floating accumulator, "
                          "got %s", (int)d->kind, (int)d->map, (int)d->final, tocl_dtype_name(d->acc));
+    if (tocl_reduce_rule_of(d->kind)->needs_int && tocl_dtype_is_float(d->acc))
+        return tocl_fail(TOCL_E_INVALID, "reduction %s needs an integer accumulator, got %s",
+                         tocl_reduce_rule_of(d->kind)->name, tocl_dtype_name(d->acc));
     tocl_dtype od[2] = {outs[0].dtype, n_out > 1 ? outs[1].dtype : TOCL_I64};
     int uses_f64 = d->acc == TOCL_F64 || tocl_ir_uses_f64(g) || od[0] == TOCL_F64 || (n_out > 1 && od[1] == TOCL_F64);
     if (uses_f64 && !tocl_dev_props(dev)->has_fp64)

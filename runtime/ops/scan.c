@@ -17,11 +17,14 @@
 
 /* The three kernels of (kind, dtype), from the one kernel cache. */
 static tocl_status scan_kernels(int dev, tocl_scan_kind kind, tocl_dtype dt, tocl_ops_kernel **k) {
+    /* complex64 log-sum-exp accumulates in complex128 where it can (scan.cl) */
+    int acc64 = kind == TOCL_SCAN_LOGSUMEXP_PAIRS && dt == TOCL_F32 && tocl_dev_props(dev)->has_fp64;
     static const char *tnames[TOCL_NUM_DTYPES] = {"BOOL", "U8", "I8", "I16", "I32", "I64", "F16", "BF16", "F32", "F64"};
-    static const char *onames[TOCL_SCAN_KIND_COUNT] = {"SUM", "PROD", "MAX", "MIN", "LSE"};
+    static const char *onames[TOCL_SCAN_KIND_COUNT] = {"SUM", "PROD", "MAX", "MIN", "LSE", "CLSE"};
     static const char *knames[N_KERNELS] = {"tocl_scan_totals", "tocl_scan_carry", "tocl_scan_apply"};
     char opt[128];
-    snprintf(opt, sizeof opt, "-DTOCL_SCAN_T_%s -DTOCL_SCAN_OP_%s", tnames[dt], onames[kind]);
+    snprintf(opt, sizeof opt, "-DTOCL_SCAN_T_%s -DTOCL_SCAN_OP_%s%s", tnames[dt], onames[kind],
+             acc64 ? " -DTOCL_SCAN_ACC_F64" : "");
     for (int i = 0; i < N_KERNELS; i++)
         TOCL_TRY(tocl_ops_kernel_get(dev, "scan", knames[i], opt, &k[i]));
     return TOCL_OK;
@@ -54,6 +57,19 @@ static tocl_status scan_collapse(tocl_scan_params *p, int dim, const tocl_tensor
     return TOCL_OK;
 }
 
+/* A complex tensor in pairs layout as the tensor of its pairs: the trailing
+ * [2] dim of stride 1 dropped; the kernel reads offsets i and i + 1. */
+static tocl_status scan_unpair(const tocl_tensor *t, const char *what, tocl_tensor *pairs) {
+    if (t->dtype != TOCL_F32 && t->dtype != TOCL_F64)
+        return tocl_fail(TOCL_E_INVALID, "complex logcumsumexp: %s must be complex64/complex128 pairs (float32 or "
+                         "float64), got %s", what, tocl_dtype_name(t->dtype));
+    if (t->ndim < 2 || t->sizes[t->ndim - 1] != 2 || t->strides[t->ndim - 1] != 1)
+        return tocl_fail(TOCL_E_INVALID, "complex logcumsumexp: %s must end in a pair dim [..., 2] of stride 1", what);
+    *pairs = *t;
+    pairs->ndim = t->ndim - 1;
+    return TOCL_OK;
+}
+
 tocl_status tocl_scan_run(int dev, int stream, tocl_scan_kind kind, int dim, const tocl_tensor *out,
                           const tocl_tensor *idx, const tocl_tensor *in) {
     TOCL_TRY(tocl_device_check(dev));
@@ -61,6 +77,14 @@ tocl_status tocl_scan_run(int dev, int stream, tocl_scan_kind kind, int dim, con
         return tocl_fail(TOCL_E_INVALID, "tocl_scan_run: invalid scan kind %d", (int)kind);
     TOCL_TRY(tocl_ops_check_tensor(in, "scan input"));
     TOCL_TRY(tocl_ops_check_tensor(out, "scan output"));
+    tocl_tensor in_pairs, out_pairs;
+    int pairs = kind == TOCL_SCAN_LOGSUMEXP_PAIRS;
+    if (pairs) {
+        TOCL_TRY(scan_unpair(in, "input", &in_pairs));
+        TOCL_TRY(scan_unpair(out, "output", &out_pairs));
+        in = &in_pairs;
+        out = &out_pairs;
+    }
     int want_idx = kind == TOCL_SCAN_MAX || kind == TOCL_SCAN_MIN;
     if (want_idx != (idx != NULL))
         return tocl_fail(TOCL_E_INVALID, "tocl_scan_run: cummax/cummin need an index output, other scans none");
@@ -130,7 +154,7 @@ tocl_status tocl_scan_run(int dev, int stream, tocl_scan_kind kind, int dim, con
     int64_t want = cu * (int64_t)k[2]->local * (cpu ? 2 : 4), min_chunk = cpu ? 256 : 32;
     p.nchunks = 1;
     p.chunk = p.n;
-    if (p.rows < want && p.n > 2 * min_chunk) {
+    if (p.rows < want && p.n > 2 * min_chunk && !pairs) { /* complex: in order (reduce.h) */
         int64_t nc = (want + p.rows - 1) / p.rows, by_len = p.n / min_chunk;
         nc = nc < by_len ? nc : by_len;
         p.chunk = (p.n + nc - 1) / nc;
