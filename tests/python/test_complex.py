@@ -200,10 +200,8 @@ def test_routed_ops_run_on_the_cpu_and_are_counted():
         d = x.to("ocl")
         # ops without a complex kernel yet (test_complex_ops.py covers the native ones)
         close(torch.nan_to_num(d), ref(torch.nan_to_num, x), torch.complex64)
-        sq = d[:, :3] + 2 * torch.eye(3, dtype=torch.complex64, device="ocl")
-        close(torch.linalg.eigvals(sq), ref(torch.linalg.eigvals, sq.cpu()), torch.complex64)
         stats = torch_ocl.fallback_stats()
-        assert {"aten::nan_to_num.out", "aten::_linalg_eigvals"} <= set(stats), stats
+        assert {"aten::nan_to_num.out"} <= set(stats), stats
         torch_ocl.set_fallback_policy("error")
         with pytest.raises(RuntimeError, match="nan_to_num"):
             torch.nan_to_num(d)

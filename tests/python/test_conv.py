@@ -41,6 +41,11 @@ CASES = {
     # rows longer than their 64-position chunk, stride and dilation along them
     "2d_depthwise_mult_long": ((3, 70), 2, 3, 6, 3, dict(groups=3, padding=1, stride=(1, 2), dilation=(1, 2)), False),
     "1d_one_channel": ((75,), 2, 1, 4, 5, dict(padding=2), False),
+    # depthwise rows wider than 8 with padding, a 5-tap row, dilation
+    # across rows only
+    "2d_depthwise_vec": ((6, 21), 2, 8, 16, 3, dict(groups=8, padding=1), False),
+    "1d_depthwise_vec_k5": ((19,), 2, 4, 4, 5, dict(groups=4, padding=2), False),
+    "2d_depthwise_vec_nopad": ((7, 17), 1, 3, 3, (2, 3), dict(groups=3, dilation=(2, 1)), False),
     "2d_1x1": ((5, 6), 2, 5, 3, 1, {}, False),
     "2d_1x1_stride": ((5, 6), 2, 5, 3, 1, dict(stride=2), False),
     "2d_wide": ((12, 12), 2, 16, 24, 3, dict(padding=1), False),  # packed GEMM path
@@ -56,8 +61,8 @@ CASES = {
     "t3d": ((3, 4, 5), 1, 2, 3, 2, dict(stride=2, output_padding=1), True),
 }
 # the other dtypes run a subset that still touches every path
-SUBSET = ["1d_same_even", "2d", "2d_depthwise", "2d_depthwise_mult_long", "2d_1x1", "2d_wide", "3d", "t2d",
-          "t2d_1x1"]
+SUBSET = ["1d_same_even", "2d", "2d_depthwise", "2d_depthwise_mult_long", "2d_depthwise_vec", "2d_1x1", "2d_wide",
+          "3d", "t2d", "t2d_1x1"]
 
 
 def rand(shape, dtype, seed):

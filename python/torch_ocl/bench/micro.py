@@ -128,17 +128,41 @@ def gemm_transformer(device, reps, quick) -> List[Dict]:
                     fallbacks=fb)]
 
 
-def conv_sdpa(device, reps, quick) -> List[Dict]:
+# ResNet-style convolutions (name, in ch, out ch, size, kernel, stride, groups),
+# each forward and backward (input and weight gradients), and the 3x3 also
+# with bfloat16 storage. Flops: 2 per multiply-add of the product, backward
+# twice the forward.
+CONV_ROWS = [("3x3 64ch 56x56", 64, 64, 56, 3, 1, 1), ("1x1 64->256ch 56x56", 64, 256, 56, 1, 1, 1),
+             ("3x3 stride 2 128ch 56x56", 128, 128, 56, 3, 2, 1), ("3x3 depthwise 256ch 28x28", 256, 256, 28, 3, 1, 256),
+             ("7x7 stride 2 stem 3->64ch 224x224", 3, 64, 224, 7, 2, 1)]
+
+
+def conv(device, reps, quick) -> List[Dict]:
     out = []
-    b = 2 if quick else 8
-    x = torch.rand(b, 64, 56, 56, device=device)
-    w = torch.rand(64, 64, 3, 3, device=device)
-    f = lambda: torch.nn.functional.conv2d(x, w, padding=1)  # noqa: E731
-    fb = _fallbacks_during(f, device)
-    m = measure(f, device, reps=reps)
-    out.append(_figure(f"conv2d 3x3 64ch 56x56 batch {b}", 2 * b * 64 * 64 * 9 * 56 * 56 / (m.median_ms * 1e-3) / 1e9,
-                       "GFLOP/s", m, fallbacks=fb))
-    return out + sdpa(device, reps, quick)
+    for name, cin, cout, hw, k, s, g in CONV_ROWS[:1] if quick else CONV_ROWS:
+        b = 2 if quick else (2 if hw > 100 else 8)
+        for dtype in (torch.float32, torch.bfloat16) if k == 3 and s == 1 and g == 1 else (torch.float32,):
+            for backward in (False, True):
+                x = torch.rand(b, cin, hw, hw, device=device, dtype=dtype, requires_grad=backward)
+                w = torch.rand(cout, cin // g, k, k, device=device, dtype=dtype, requires_grad=backward)
+                conv2d = lambda: torch.nn.functional.conv2d(x, w, stride=s, padding=k // 2, groups=g)  # noqa: E731
+                f = conv2d
+                if backward:
+                    y = conv2d()
+                    gy = torch.rand_like(y)
+                    f = lambda: torch.autograd.grad(y, (x, w), gy, retain_graph=True)  # noqa: E731
+                ho = (hw + 2 * (k // 2) - k) // s + 1
+                flops = 2 * b * cout * (cin // g) * k * k * ho * ho * (2 if backward else 1)
+                fb = _fallbacks_during(f, device)
+                m = measure(f, device, reps=reps)
+                label = f"conv2d {name} batch {b}" + (" backward" if backward else "") + \
+                    (" bfloat16" if dtype == torch.bfloat16 else "")
+                out.append(_figure(label, flops / (m.median_ms * 1e-3) / 1e9, "GFLOP/s", m, fallbacks=fb))
+    return out
+
+
+def conv_sdpa(device, reps, quick) -> List[Dict]:
+    return conv(device, reps, quick) + sdpa(device, reps, quick)
 
 
 # (L, d, causal, backward) of the attention rows, batch 2 x 8 heads.
