@@ -28,6 +28,16 @@ def dtype_id(dt):
     return str(dt).replace("torch.", "")
 
 
+def randn_seeded(*shape, dtype, seed=0):
+    """Standard normal values drawn in float64 from a seeded generator, then
+    cast (complex dtypes: independent real and imaginary parts)."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g, dtype=torch.float64)
+    if dtype.is_complex:
+        x = torch.complex(x, torch.randn(shape, generator=g, dtype=torch.float64))
+    return x.to(dtype)
+
+
 def make_cpu(shape, dtype, low=-50, high=100, seed=0):
     """Deterministic CPU tensor whose values fit every dtype in ALL_DTYPES.
 

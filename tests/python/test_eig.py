@@ -11,6 +11,8 @@ import pytest
 import torch
 import torch_ocl  # noqa: F401
 
+from conftest import randn_seeded as rand
+
 pytestmark = pytest.mark.usefixtures("no_fallback")
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.complex128]
 SINGLE = (torch.float32, torch.complex64)
@@ -21,14 +23,6 @@ def tol(dtype, n=8):
     # float32 eigenvalues of a random matrix carry errors of a few eps * |A|
     # * condition; grow with n like the CPU's own error does
     return dict(atol=1e-4 * max(1, n), rtol=1e-4) if dtype in SINGLE else dict(atol=1e-10 * max(1, n), rtol=1e-10)
-
-
-def rand(*shape, dtype, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(shape, generator=g, dtype=torch.float64)
-    if dtype.is_complex:
-        x = torch.complex(x, torch.randn(shape, generator=g, dtype=torch.float64))
-    return x.to(dtype)
 
 
 def check(a, vectors_too=True):

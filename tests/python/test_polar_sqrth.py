@@ -12,6 +12,8 @@ import pytest
 import torch
 import torch_ocl  # noqa: F401
 
+from conftest import randn_seeded as rand
+
 pytestmark = pytest.mark.usefixtures("no_fallback")
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.complex128]
 SINGLE = (torch.float32, torch.complex64)
@@ -19,14 +21,6 @@ SINGLE = (torch.float32, torch.complex64)
 
 def tol(dtype):
     return dict(atol=2e-4, rtol=2e-4) if dtype in SINGLE else dict(atol=1e-9, rtol=1e-9)
-
-
-def rand(*shape, dtype, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(shape, generator=g, dtype=torch.float64)
-    if dtype.is_complex:
-        x = torch.complex(x, torch.randn(shape, generator=g, dtype=torch.float64))
-    return x.to(dtype)
 
 
 def layouts(x):
