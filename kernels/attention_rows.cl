@@ -26,6 +26,7 @@ typedef int8 accm;
 /* Row gid of the block: its scratch row, and the (b, h, i) it belongs to. */
 typedef struct att_row {
     long b, h, i, off; /* off: element offset of the row in the scratch blocks */
+    long t, ii;        /* GEMM batch item of the block, row within the block */
     long vis;          /* keys [0, vis) may be visible; the rest are causal-masked */
 } att_row;
 
@@ -37,6 +38,7 @@ inline att_row att_row_of(const tocl_att_params *p, const tocl_att_block *k, lon
     r.h = hk * (p->Hq / p->Hk) + k->r;
     r.i = k->i0 + ii;
     r.off = t * k->bs + ii * k->n;
+    r.t = t, r.ii = ii;
     r.vis = p->causal ? min(k->n, r.i + 1) : k->n;
     return r;
 }
@@ -72,9 +74,13 @@ inline acc_t att_vsum(accv v)
     return v.s0 + v.s1;
 }
 
-/* Scores -> probabilities in place; lse of the row. */
+/* Scores -> probabilities; lse of the row. pw = 0: in place. pw > 0: the
+ * probabilities go to s + poff instead, in the packed A layout of the GEMM
+ * that multiplies them by V (gemm_params.h: panels of pw rows, element
+ * (row, j) of batch item t at t * round_up(rows, pw) * n + (row / pw) * n *
+ * pw + j * pw + row % pw), which then needs no packing pass of its own. */
 __kernel void att_rows_fwd(__global Y_T *s, __global const X_T *m, __global Y_T *lse, tocl_att_params p,
-                           tocl_att_block k)
+                           tocl_att_block k, long poff, long pw)
 {
     long gid = get_global_id(0);
     if (gid >= k.nb * k.rows)
@@ -120,6 +126,20 @@ __kernel void att_rows_fwd(__global Y_T *s, __global const X_T *m, __global Y_T 
      * score makes l NaN and the row NaN, as on the CPU. */
     acc_t inv = l != 0 ? (acc_t)1 / l : (acc_t)0;
     long end = l != 0 ? r.vis : 0;
+    if (pw > 0) {
+        __global Y_T *pr = s + poff + r.t * ((k.rows + pw - 1) / pw * pw) * k.n + r.ii / pw * k.n * pw + r.ii % pw;
+        for (long j = 0; j < end / 8 * 8; j += 8) {
+            accv x = vload8(0, row + j) * inv;
+            pr[(j + 0) * pw] = x.s0, pr[(j + 1) * pw] = x.s1, pr[(j + 2) * pw] = x.s2, pr[(j + 3) * pw] = x.s3;
+            pr[(j + 4) * pw] = x.s4, pr[(j + 5) * pw] = x.s5, pr[(j + 6) * pw] = x.s6, pr[(j + 7) * pw] = x.s7;
+        }
+        for (long j = end / 8 * 8; j < end; j++)
+            pr[j * pw] = row[j] * inv;
+        for (long j = end; j < k.n; j++)
+            pr[j * pw] = 0;
+        lse[p.lse_off + (r.b * p.Hq + r.h) * p.L + r.i] = l != 0 ? mx + log(l) : -INFINITY;
+        return;
+    }
     for (long j = 0; j < end / 8 * 8; j += 8)
         vstore8(vload8(0, row + j) * inv, 0, row + j);
     for (long j = end / 8 * 8; j < end; j++)
@@ -162,4 +182,74 @@ __kernel void att_rows_bwd(__global Y_T *s, __global Y_T *dp, __global const X_T
     }
     for (long j = end; j < k.n; j++)
         row[j] = drow[j] = 0;
+}
+
+/* The forward row step on transposed scores, 8 query rows per work-item,
+ * one per vector lane (runtime/ops/attention_gemm.c, CPU devices whose
+ * GEMM register block is 8 rows): s holds S^T of each batch item, element
+ * (key j, row ii) at j * sld + ii, so the 8 rows of a panel are one
+ * contiguous vector per key, and the probabilities go to s + poff in the
+ * packed A layout of O = P V (panels of 8 rows: (ii / 8) * n * 8 + j * 8 +
+ * ii % 8), also one contiguous vector per key. Every lane keeps its own
+ * max, sum and NaN flag; causality is a compare per lane. Lanes past the
+ * block's rows compute on whatever is there and are never stored. */
+__kernel void att_rows_fwd_t(__global Y_T *s, __global const X_T *m, __global Y_T *lse, tocl_att_params p,
+                             tocl_att_block k, long poff, long sld)
+{
+    long np = (k.rows + 7) / 8, gid = get_global_id(0);
+    if (gid >= k.nb * np)
+        return;
+    long t = gid / np, r0 = (gid - t * np) * 8, u = k.t0 + t, hk = u % p.Hk;
+    long b = k.b0 + u / p.Hk, h = hk * (p.Hq / p.Hk) + k.r, n = k.n;
+    __global Y_T *st = s + k.s_off + t * n * sld + r0;
+    __global Y_T *pp = s + poff + t * ((k.rows + 7) / 8 * 8) * n + r0 * n;
+    long i0 = k.i0 + r0;
+#if defined(NN_ACC_F64)
+    long8 lane = (long8)(0, 1, 2, 3, 4, 5, 6, 7);
+    long8 vis = p.causal ? min((long8)n, (long8)i0 + lane + 1) : (long8)n;
+#else
+    int8 lane = (int8)(0, 1, 2, 3, 4, 5, 6, 7);
+    int8 vis = p.causal ? min((int8)(int)n, (int8)(int)i0 + lane + 1) : (int8)(int)n;
+#endif
+    long mb = p.m_off + b * p.ms[0] + h * p.ms[1] + i0 * p.ms[2];
+    /* keys from jc on are causal-masked in some lane */
+    long jc = p.causal ? min(n, i0 + 1) : n;
+    accv mx = -INFINITY;
+    accm nanm = 0;
+    for (long j = 0; j < n; j++) {
+        accv x = vload8(0, st + j * sld);
+        if (p.has_mask) {
+            acc_t *e = (acc_t *)&x;
+            for (int c = 0; c < 8 && r0 + c < k.rows; c++)
+                e[c] += LDX(m, mb + c * p.ms[2] + j * p.ms[3]);
+        }
+        if (j >= jc)
+            x = select(x, (accv)(-INFINITY), (accm)j >= vis);
+        nanm |= isnan(x);
+        mx = fmax(mx, x);
+    }
+    mx = select(mx, (accv)NAN, nanm);
+    accv ms = select(mx, (accv)0, mx == (accv)(-INFINITY));
+    accv l = 0;
+    for (long j = 0; j < n; j++) {
+        accv x = vload8(0, st + j * sld);
+        if (p.has_mask) {
+            acc_t *e = (acc_t *)&x;
+            for (int c = 0; c < 8 && r0 + c < k.rows; c++)
+                e[c] += LDX(m, mb + c * p.ms[2] + j * p.ms[3]);
+        }
+        if (j >= jc)
+            x = select(x, (accv)(-INFINITY), (accm)j >= vis);
+        accv e = exp(x - ms);
+        vstore8(e, 0, pp + j * 8);
+        l += e;
+    }
+    accv inv = select((accv)1 / l, (accv)0, l == (accv)0);
+    for (long j = 0; j < n; j++)
+        vstore8(vload8(0, pp + j * 8) * inv, 0, pp + j * 8);
+    accv ls = select(mx + log(l), (accv)(-INFINITY), l == (accv)0);
+    acc_t *lv = (acc_t *)&ls;
+    long lb = p.lse_off + (b * p.Hq + h) * p.L + i0;
+    for (int c = 0; c < 8 && r0 + c < k.rows; c++)
+        lse[lb + c] = lv[c];
 }

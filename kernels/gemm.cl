@@ -215,13 +215,14 @@ __kernel void tocl_gemm_cpu(__global const acc_t *Ap, __global const acc_t *Bp, 
     __global const acc_t *A = Ap + p.a_off + b * p.a_bs;
     __global const acc_t *B = Bp + p.b_off + b * p.b_bs;
     long K = p.K, kc = p.kc > 0 ? p.kc : K;
+    long a_ps = p.a_ps > 0 ? p.a_ps : K * p.a_w, b_ps = p.b_ps > 0 ? p.b_ps : K * p.b_w;
     for (long k0 = 0;; k0 += kc) {
         long kl = min(kc, K - k0);
         int first = k0 == 0, last = k0 + kc >= K;
         for (long n0 = nt0; n0 < nt1; n0 += GEMM_RN) {
-            __global const acc_t *bp = B + (n0 / p.b_w) * K * p.b_w + (n0 % p.b_w) + k0 * p.b_w;
+            __global const acc_t *bp = B + (n0 / p.b_w) * b_ps + (n0 % p.b_w) + k0 * p.b_w;
             for (long m0 = mt0; m0 < mt1; m0 += GEMM_RM) {
-                __global const acc_t *ap = A + (m0 / p.a_w) * K * p.a_w + (m0 % p.a_w) + k0 * p.a_w;
+                __global const acc_t *ap = A + (m0 / p.a_w) * a_ps + (m0 % p.a_w) + k0 * p.a_w;
                 __local acc_t *pp = part + ((m0 - mt0) * p.tn + (n0 - nt0));
                 accv_t acc[GEMM_RM][GEMM_NV];
                 _Pragma("unroll") for (int r = 0; r < GEMM_RM; r++)

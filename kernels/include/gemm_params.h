@@ -71,6 +71,11 @@ typedef struct tocl_gemm_params {
     tocl_gp_i32 bias_mode;  /* TOCL_GEMM_BIAS_* */
     tocl_gp_i32 act;        /* TOCL_GEMM_ACT_* */
     tocl_gp_i32 pad;
+    /* Panel strides of the packed A and B (CPU macro kernel): elements from
+     * one panel to the next; 0 means K * W (panels packed for this K). A
+     * caller that packed an operand once for a longer K (attention: V for
+     * all keys, used by blocks that stop early) gives its stride here. */
+    tocl_gp_i64 a_ps, b_ps;
 } tocl_gemm_params;
 
 #endif

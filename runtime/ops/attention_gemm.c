@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "ops/attention_internal.h"
+#include "ops/gemm_internal.h"
 #include "tocl/gemm.h"
 
 /* Scratch per score block: 8M elements (32 MiB of float32). Blocks are
@@ -130,11 +131,58 @@ static tocl_status att_scratch_get(int dev, int stream, const tocl_att_ctx *c, i
     return s;
 }
 
+/* The blocks of one call, in launch order: batch items looped here, chunks
+ * of the GEMM batch, query heads of a group, query blocks. */
+typedef struct att_walk {
+    int64_t ntot, chunk, lb, nbatch; /* GEMM batch, its chunk, block rows, batch items looped here */
+    tocl_att_block bk;
+} att_walk;
+
 static tocl_status att_rows_kernel(int dev, const tocl_att_ctx *c, const char *name, tocl_ops_kernel **k) {
     tocl_dtype dts[2] = {c->dt, c->acc_dt};
     char opts[1024];
     TOCL_TRY(tocl_nn_options(dev, "XY", dts, 0, opts, sizeof opts));
     return tocl_ops_kernel_get(dev, "attention_rows", name, opts, k);
+}
+
+static int64_t att_round(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* Operands packed once per (batch item, chunk of the GEMM batch) instead
+ * of once per block (CPU devices): K for S = Q K^T and V for O = P V, in
+ * the GEMM's packed B layout (gemm_params.h). K's panels run over keys
+ * with depth D, so a causal block that stops at key n reads the first
+ * panels; V's run over its Dv columns with depth S, and a block that stops
+ * early reads them with panel stride S * W. The probabilities go from the
+ * row kernel straight into the packed A layout of P V. */
+typedef struct att_packs {
+    int on, tr;              /* tr: scores made transposed, S^T = K Q^T, for att_rows_fwd_t */
+    tocl_gemm_config qk, pv; /* configurations of S = Q K^T and O = P V */
+    int64_t kbs, vbs, pbs;   /* per batch item: packed K, packed V, packed P (of a full block) */
+} att_packs;
+
+static tocl_status att_packs_init(int dev, int stream, const tocl_att_ctx *c, const att_walk *w, att_packs *pk) {
+    const tocl_att_params *p = &c->p;
+    memset(pk, 0, sizeof *pk);
+    const char *v = tocl_env("TORCH_OCL_ATTENTION_PREPACK"); /* 0: the per-block route (tests, comparison) */
+    if ((v && !strcmp(v, "0")) || tocl_dev_props(dev)->kind != TOCL_DEVICE_CPU || p->S == 0 || p->D == 0 ||
+        p->Dv == 0)
+        return TOCL_OK;
+    TOCL_TRY(tocl_gemm_pick_config(dev, stream, c->acc_dt, w->chunk, w->lb, p->Dv, p->S, &pk->pv));
+    /* P's packed panels are 8 rows (AVX-512's block): the row step takes
+     * 8 rows as the lanes of a vector, on S^T = K Q^T (K packed as A).
+     * Other blocks: S = Q K^T (K packed as B), P scattered into panels. */
+    v = tocl_env("TORCH_OCL_ATTENTION_ROWS_T"); /* 0: the scatter form (tests) */
+    pk->tr = pk->pv.rm == 8 && !(v && !strcmp(v, "0"));
+    if (pk->tr)
+        TOCL_TRY(tocl_gemm_pick_config(dev, stream, c->acc_dt, w->chunk, p->S, w->lb, p->D, &pk->qk));
+    else
+        TOCL_TRY(tocl_gemm_pick_config(dev, stream, c->acc_dt, w->chunk, w->lb, p->S, p->D, &pk->qk));
+    int64_t wk = pk->tr ? pk->qk.rm : (int64_t)pk->qk.vw * pk->qk.nv, wv = (int64_t)pk->pv.vw * pk->pv.nv;
+    pk->kbs = att_round(att_round(p->S, wk) * p->D, 32);
+    pk->vbs = att_round(att_round(p->Dv, wv) * p->S, 32);
+    pk->pbs = att_round(att_round(w->lb, pk->pv.rm) * p->S, 32);
+    pk->on = 1;
+    return TOCL_OK;
 }
 
 static tocl_status att_rows_launch(int dev, int stream, tocl_ops_kernel *k, const tocl_att_block *bk,
@@ -144,12 +192,6 @@ static tocl_status att_rows_launch(int dev, int stream, tocl_ops_kernel *k, cons
     return tocl_nn_launch(dev, stream, k, global, ATT_ROWS_LOCAL, a, n);
 }
 
-/* The blocks of one call, in launch order: batch items looped here, chunks
- * of the GEMM batch, query heads of a group, query blocks. */
-typedef struct att_walk {
-    int64_t ntot, chunk, lb, nbatch; /* GEMM batch, its chunk, block rows, batch items looped here */
-    tocl_att_block bk;
-} att_walk;
 
 static void att_walk_init(att_walk *w, const tocl_att_params *p, int folds) {
     memset(w, 0, sizeof *w);
@@ -191,22 +233,75 @@ static tocl_status att_forward(int dev, int stream, const tocl_att_ctx *c, const
     const tocl_tensor *order[4] = {q, o, k, v};
     size_t esz = tocl_dtype_size(c->acc_dt);
     tocl_ops_kernel *rk;
-    TOCL_TRY(att_rows_kernel(dev, c, "att_rows_fwd", &rk));
     att_walk w;
     att_walk_init(&w, p, att_folds(p, order, 2, 4));
+    att_packs pk;
+    TOCL_TRY(att_packs_init(dev, stream, c, &w, &pk));
+    TOCL_TRY(att_rows_kernel(dev, c, pk.tr ? "att_rows_fwd_t" : "att_rows_fwd", &rk));
+    int64_t blk = att_round(w.chunk * att_round(w.lb, 8) * p->S, 32);
+    /* scratch: scores, then (packed route) P, K and V packed */
+    int64_t p_at = blk, k_at = p_at + w.chunk * pk.pbs, v_at = k_at + w.chunk * pk.kbs;
     att_scratch ws;
-    TOCL_TRY(att_scratch_get(dev, stream, c, w.chunk * w.lb * p->S, &ws));
+    TOCL_TRY(att_scratch_get(dev, stream, c, pk.on ? v_at + w.chunk * pk.vbs : blk, &ws));
     w.bk.s_off = ws.off;
     tocl_status s = TOCL_OK;
     while (s == TOCL_OK && att_walk_next(&w, p)) {
         const tocl_att_block *b = &w.bk;
+        if (pk.on) {
+            if (b->r == 0 && b->i0 == 0) { /* a new (batch item, chunk): pack its K and V */
+                tocl_gemm_packed kd = {ws.buf, ws.off + k_at, pk.kbs, 0}, vd = {ws.buf, ws.off + v_at, pk.vbs, 0};
+                tocl_gemm_operand ko = att_kop(k, b, 0), vo = att_kop(v, b, 1);
+                s = tocl_gemm_pack_into(dev, stream, c->acc_dt, &pk.qk, !pk.tr, &ko, b->nb, p->S, p->D, &kd);
+                if (s == TOCL_OK)
+                    s = tocl_gemm_pack_into(dev, stream, c->acc_dt, &pk.pv, 1, &vo, b->nb, p->Dv, p->S, &vd);
+            }
+            tocl_gemm_packed kp = {ws.buf, ws.off + k_at, pk.kbs, 0};
+            cl_long poff = ws.off + p_at, pw = pk.pv.rm, sld = att_round(b->rows, 8);
+            if (pk.tr) { /* S^T = scale K Q^T, rows of S^T sld apart */
+                tocl_gemm_desc g1 = tocl_gemm_desc_init(c->acc_dt, b->n, b->rows, p->D);
+                g1.batch = b->nb, g1.alpha = p->scale;
+                g1.b = att_qop(p, q, b, 1);
+                g1.c = (tocl_gemm_operand){ws.addr, b->n * sld, sld, 1};
+                if (s == TOCL_OK)
+                    s = tocl_gemm_run_packed(dev, stream, &g1, &pk.qk, &kp, NULL);
+                tocl_ops_arg a[] = {{sizeof(cl_mem), &ws.buf}, {sizeof(cl_mem), &c->m}, {sizeof(cl_mem), &lse},
+                                    {sizeof *p, p}, {sizeof *b, b}, {sizeof poff, &poff}, {sizeof sld, &sld}};
+                if (s == TOCL_OK) {
+                    size_t np = (size_t)(b->nb * (sld / 8));
+                    size_t global = (np + ATT_ROWS_LOCAL - 1) / ATT_ROWS_LOCAL * ATT_ROWS_LOCAL;
+                    s = tocl_nn_launch(dev, stream, rk, global, ATT_ROWS_LOCAL, a, 7);
+                }
+            } else {
+                tocl_gemm_desc g1 = tocl_gemm_desc_init(c->acc_dt, b->rows, b->n, p->D);
+                g1.batch = b->nb, g1.alpha = p->scale;
+                g1.a = att_qop(p, q, b, 0), g1.c = att_sop(ws.addr, esz, 0, b->rows, b->n, 0);
+                if (s == TOCL_OK)
+                    s = tocl_gemm_run_packed(dev, stream, &g1, &pk.qk, NULL, &kp);
+            }
+            if (s == TOCL_OK && !pk.tr) {
+                tocl_ops_arg a[] = {{sizeof(cl_mem), &ws.buf}, {sizeof(cl_mem), &c->m}, {sizeof(cl_mem), &lse},
+                                    {sizeof *p, p}, {sizeof *b, b}, {sizeof poff, &poff}, {sizeof pw, &pw}};
+                s = att_rows_launch(dev, stream, rk, b, a, 7);
+            }
+            tocl_gemm_desc g2 = tocl_gemm_desc_init(c->acc_dt, b->rows, p->Dv, b->n);
+            g2.batch = b->nb;
+            g2.c = att_qop(p, o, b, 0);
+            int64_t wv = (int64_t)pk.pv.vw * pk.pv.nv;
+            tocl_gemm_packed pp = {ws.buf, poff, att_round(b->rows, pw) * b->n, 0};
+            tocl_gemm_packed vp = {ws.buf, ws.off + v_at, pk.vbs, p->S * wv};
+            if (s == TOCL_OK)
+                s = tocl_gemm_run_packed(dev, stream, &g2, &pk.pv, &pp, &vp);
+            continue;
+        }
         tocl_gemm_operand sc = att_sop(ws.addr, esz, 0, b->rows, b->n, 0);
         s = att_gemm(dev, stream, c->acc_dt, b->nb, b->rows, b->n, p->D, p->scale, 0, att_qop(p, q, b, 0),
                      att_kop(k, b, 1), sc);
         if (s == TOCL_OK) {
+            cl_long poff = 0, pw = 0;
             tocl_ops_arg a[] = {{sizeof(cl_mem), &ws.buf}, {sizeof(cl_mem), &c->m}, {sizeof(cl_mem), &lse},
-                                {sizeof *p, p},             {sizeof *b, b}};
-            s = att_rows_launch(dev, stream, rk, b, a, 5);
+                                {sizeof *p, p},             {sizeof *b, b},          {sizeof poff, &poff},
+                                {sizeof pw, &pw}};
+            s = att_rows_launch(dev, stream, rk, b, a, 7);
         }
         if (s == TOCL_OK)
             s = att_gemm(dev, stream, c->acc_dt, b->nb, b->rows, p->Dv, b->n, 1.0, 0, sc, att_kop(v, b, 0),

@@ -118,7 +118,8 @@ static tocl_status gemm_check(int dev, const tocl_gemm_desc *g) {
 }
 
 static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_path path,
-                            const tocl_gemm_config *cfg_in, const tocl_gemm_packed_b *pb) {
+                            const tocl_gemm_config *cfg_in, const tocl_gemm_packed *pa,
+                            const tocl_gemm_packed *pb) {
     TOCL_TRY(gemm_check(dev, g));
     if (g->M == 0 || g->N == 0 || g->batch == 0)
         return TOCL_OK;
@@ -139,17 +140,19 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
     TOCL_TRY(gemm_resolve(dev, dt, &g->c, g->batch, g->M, g->N, "gemm output C", &cbuf, &off));
     p.c_off = off, p.c_bs = g->c.bs, p.c_rs = g->c.rs, p.c_cs = g->c.cs;
     if (K > 0) {
-        TOCL_TRY(gemm_resolve(dev, dt, &g->a, g->batch, g->M, K, "gemm operand A", &abuf, &off));
-        p.a_off = off, p.a_bs = g->a.bs, p.a_rs = g->a.rs, p.a_ks = g->a.cs;
+        if (!pa) {
+            TOCL_TRY(gemm_resolve(dev, dt, &g->a, g->batch, g->M, K, "gemm operand A", &abuf, &off));
+            p.a_off = off, p.a_bs = g->a.bs, p.a_rs = g->a.rs, p.a_ks = g->a.cs;
+        }
         /* B is K x N: its rows walk k, its columns n. */
         if (!pb) {
             TOCL_TRY(gemm_resolve(dev, dt, &g->b, g->batch, K, g->N, "gemm operand B", &bbuf, &off));
             p.b_off = off, p.b_bs = g->b.bs, p.b_ks = g->b.rs, p.b_rs = g->b.cs;
         }
     }
-    if (pb && (K == 0 || path != GEMM_PATH_PACKED || !cfg_in || dt != acc ||
-               tocl_dev_props(dev)->kind != TOCL_DEVICE_CPU))
-        return tocl_fail(TOCL_E_INVALID, "gemm: a packed B needs the packed path of a CPU device, K > 0, a "
+    if ((pa || pb) && (K == 0 || path != GEMM_PATH_PACKED || !cfg_in || dt != acc ||
+                       tocl_dev_props(dev)->kind != TOCL_DEVICE_CPU))
+        return tocl_fail(TOCL_E_INVALID, "gemm: a packed A or B needs the packed path of a CPU device, K > 0, a "
                          "configuration and float32 or float64");
     if (has_d) {
         TOCL_TRY(gemm_resolve(dev, dt, &g->d, g->batch, g->M, g->N, "gemm input D", &dbuf, &off));
@@ -208,27 +211,28 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
     int64_t rn = (int64_t)cfg.vw * cfg.nv;
     int64_t aw = cpu ? cfg.rm : round_up(g->M, cfg.rm), bw = cpu ? rn : round_up(g->N, rn);
     int64_t mp = round_up(g->M, aw), np = round_up(g->N, bw);
-    int64_t a_batches = g->a.bs == 0 ? 1 : g->batch, b_batches = pb || g->b.bs == 0 ? 1 : g->batch;
-    int64_t a_elems = round_up(a_batches * mp * K, 32), b_elems = pb ? 0 : b_batches * np * K;
+    int64_t a_batches = pa || g->a.bs == 0 ? 1 : g->batch, b_batches = pb || g->b.bs == 0 ? 1 : g->batch;
+    int64_t a_elems = pa ? 0 : round_up(a_batches * mp * K, 32), b_elems = pb ? 0 : b_batches * np * K;
     tocl_addr ws = 0;
-    TOCL_TRY(tocl_mem_alloc(dev, (size_t)(a_elems + b_elems) * accsz, &ws));
+    if (a_elems + b_elems > 0)
+        TOCL_TRY(tocl_mem_alloc(dev, (size_t)(a_elems + b_elems) * accsz, &ws));
     tocl_status s = TOCL_OK;
-    if (stream != tocl_stream_current(dev))
+    if (ws && stream != tocl_stream_current(dev))
         s = tocl_mem_record_stream(ws, stream);
-    cl_mem wbuf = NULL;
+    cl_mem wbuf = pa ? pa->buf : pb ? pb->buf : NULL;
     cl_long woff = 0;
-    if (s == TOCL_OK) {
+    if (s == TOCL_OK && ws) {
         int mdev;
         size_t boff;
         s = tocl_mem_resolve(ws, &mdev, &wbuf, &boff);
         woff = (cl_long)(boff / accsz);
     }
     tocl_ops_kernel *pack = NULL, *main_k = NULL;
-    if (s == TOCL_OK)
+    if (s == TOCL_OK && ws)
         s = gemm_kernel(dev, dt, &cfg, "tocl_gemm_pack", &pack);
     if (s == TOCL_OK)
         s = gemm_kernel(dev, dt, &cfg, cpu ? "tocl_gemm_cpu" : "tocl_gemm_gpu", &main_k);
-    for (int which = 0; which < (pb ? 1 : 2) && s == TOCL_OK; which++) {
+    for (int which = pa ? 1 : 0; which < (pb ? 1 : 2) && s == TOCL_OK; which++) {
         tocl_gemm_pack_params pp;
         memset(&pp, 0, sizeof pp);
         if (which == 0) {
@@ -258,15 +262,17 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
     if (s == TOCL_OK) {
         p.a_off = woff, p.a_bs = a_batches > 1 ? mp * K : 0, p.a_w = aw;
         p.b_off = woff + a_elems, p.b_bs = b_batches > 1 ? np * K : 0, p.b_w = bw;
-        cl_mem bpacked = wbuf;
+        cl_mem apacked = wbuf, bpacked = wbuf;
+        if (pa)
+            apacked = pa->buf, p.a_off = pa->off, p.a_bs = pa->bs, p.a_ps = pa->ps;
         if (pb)
-            bpacked = pb->buf, p.b_off = pb->off, p.b_bs = pb->bs;
+            bpacked = pb->buf, p.b_off = pb->off, p.b_bs = pb->bs, p.b_ps = pb->ps;
         p.tm = cfg.tm, p.tn = cfg.tn, p.kc = cfg.kc;
         if (cpu) {
             size_t global[3] = {(size_t)((g->N + cfg.tn - 1) / cfg.tn), (size_t)((g->M + cfg.tm - 1) / cfg.tm),
                                 (size_t)g->batch};
             size_t local[3] = {1, 1, 1};
-            gemm_arg args[] = {{sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &bpacked}, {sizeof(cl_mem), &cbuf},
+            gemm_arg args[] = {{sizeof(cl_mem), &apacked}, {sizeof(cl_mem), &bpacked}, {sizeof(cl_mem), &cbuf},
                                {sizeof(cl_mem), &dArg}, {sizeof(cl_mem), &biasArg}, {sizeof p, &p},
                                {accsz, pal}, {accsz, pbe}, {(size_t)(cfg.tm * cfg.tn) * accsz, NULL}};
             s = gemm_launch(dev, stream, main_k, global, local, args, 9);
@@ -282,18 +288,58 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
         }
     }
     /* The allocator reuses the block only after the queued work is done. */
-    tocl_status fs = tocl_mem_free(ws);
+    tocl_status fs = ws ? tocl_mem_free(ws) : TOCL_OK;
     return s != TOCL_OK ? s : fs;
 }
 
 tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gemm_path path,
                                const tocl_gemm_config *cfg_in) {
-    return gemm_run(dev, stream, g, path, cfg_in, NULL);
+    return gemm_run(dev, stream, g, path, cfg_in, NULL, NULL);
 }
 
 tocl_status tocl_gemm_run_packed_b(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_config *cfg,
                                    const tocl_gemm_packed_b *pb) {
-    return gemm_run(dev, stream, g, GEMM_PATH_PACKED, cfg, pb);
+    tocl_gemm_packed b;
+    if (pb)
+        b.buf = pb->buf, b.off = pb->off, b.bs = pb->bs, b.ps = 0;
+    return gemm_run(dev, stream, g, GEMM_PATH_PACKED, cfg, NULL, pb ? &b : NULL);
+}
+
+tocl_status tocl_gemm_run_packed(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_config *cfg,
+                                 const tocl_gemm_packed *pa, const tocl_gemm_packed *pb) {
+    return gemm_run(dev, stream, g, GEMM_PATH_PACKED, cfg, pa, pb);
+}
+
+tocl_status tocl_gemm_pack_into(int dev, int stream, tocl_dtype dt, const tocl_gemm_config *cfg, int b_side,
+                                const tocl_gemm_operand *src, int64_t batch, int64_t rows, int64_t depth,
+                                const tocl_gemm_packed *dst) {
+    tocl_dtype acc = dt == TOCL_F64 ? TOCL_F64 : TOCL_F32;
+    if (dt != acc || tocl_dev_props(dev)->kind != TOCL_DEVICE_CPU || rows <= 0 || depth <= 0 || batch <= 0)
+        return batch <= 0 || rows <= 0 || depth <= 0 ? TOCL_OK
+                                                     : tocl_fail(TOCL_E_INVALID, "gemm: packing an operand needs a CPU "
+                                                                 "device and float32 or float64");
+    int64_t w = b_side ? (int64_t)cfg->vw * cfg->nv : cfg->rm;
+    cl_mem sbuf;
+    cl_long off;
+    TOCL_TRY(gemm_resolve(dev, dt, src, batch, rows, depth, "gemm operand to pack", &sbuf, &off));
+    tocl_ops_kernel *pack;
+    TOCL_TRY(gemm_kernel(dev, dt, cfg, "tocl_gemm_pack", &pack));
+    tocl_gemm_pack_params pp;
+    memset(&pp, 0, sizeof pp);
+    pp.off = off, pp.bs = src->bs, pp.rs = src->rs, pp.ks = src->cs, pp.rows = rows, pp.depth = depth;
+    pp.width = w, pp.dst_off = dst->off, pp.dst_bs = dst->bs;
+    size_t panels = (size_t)((rows + w - 1) / w);
+    size_t global[3] = {(size_t)round_up(depth, GEMM_PACK_LOCAL), panels, (size_t)batch};
+    size_t local[3] = {GEMM_PACK_LOCAL, 1, 1};
+    if (pp.rs == 1 && pp.ks != 1) { /* rows contiguous: panels fastest (see gemm_run) */
+        pp.panel_fast = 1;
+        global[0] = (size_t)round_up((int64_t)panels, GEMM_PACK_TILE);
+        global[1] = (size_t)round_up(depth, GEMM_PACK_TILE);
+        local[0] = local[1] = GEMM_PACK_TILE;
+    }
+    cl_mem dbuf = dst->buf;
+    gemm_arg args[] = {{sizeof(cl_mem), &sbuf}, {sizeof(cl_mem), &dbuf}, {sizeof pp, &pp}};
+    return gemm_launch(dev, stream, pack, global, local, args, 3);
 }
 
 tocl_status tocl_gemm(int dev, int stream, const tocl_gemm_desc *g) {

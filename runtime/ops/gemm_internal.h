@@ -32,6 +32,31 @@ typedef struct tocl_gemm_packed_b {
 tocl_status tocl_gemm_run_packed_b(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_config *cfg,
                                    const tocl_gemm_packed_b *pb);
 
+/* A packed operand with a panel stride: ps elements from one panel to the
+ * next, 0 meaning K * W (packed for this K). */
+typedef struct tocl_gemm_packed {
+    cl_mem buf;
+    int64_t off, bs, ps;
+} tocl_gemm_packed;
+
+/* Either or both of A and B given packed (NULL: packed here from g->a or
+ * g->b). A packed A has panels of width cfg->rm, element (m, k) at
+ * off + b * bs + (m / W) * ps + k * W + m % W (ps 0: K * W); rows past M
+ * are computed but never stored, so they need not be zero. Same
+ * conditions as tocl_gemm_run_packed_b. */
+tocl_status tocl_gemm_run_packed(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_config *cfg,
+                                 const tocl_gemm_packed *pa, const tocl_gemm_packed *pb);
+
+/* Pack an operand of `batch` x `rows` x `depth` (src: rs walks rows, cs
+ * walks depth k; A: rows = M, B: rows = N, so B's src is its transpose)
+ * into dst in the layout above: width cfg->rm (A, b_side 0) or
+ * cfg->vw * cfg->nv (B), panel stride depth * W, dst->bs per batch item
+ * (>= panels * depth * W), rows past the end zero. CPU device, float32 or
+ * float64 (storage = accumulation type). Only enqueues. */
+tocl_status tocl_gemm_pack_into(int dev, int stream, tocl_dtype dt, const tocl_gemm_config *cfg, int b_side,
+                                const tocl_gemm_operand *src, int64_t batch, int64_t rows, int64_t depth,
+                                const tocl_gemm_packed *dst);
+
 /* Default configuration of dev for accumulation type acc (F32 or F64). */
 void tocl_gemm_default_config(int dev, tocl_dtype acc, tocl_gemm_config *out);
 

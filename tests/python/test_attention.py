@@ -18,9 +18,18 @@ FLASH = 4  # at::SDPBackend::overrideable
 MATH = 0
 
 
-@pytest.fixture(params=["gemm", "flash"])
+# gemm forms on CPU devices: K and V packed once per call with the row step on S^T (8 rows a
+# vector; the default where the GEMM block is 8 rows), packed once with P scattered into
+# panels, or packed per block (the GEMMs' own packing)
+GEMM_FORMS = {"gemm": {}, "gemm-scatter": {"TORCH_OCL_ATTENTION_ROWS_T": "0"},
+              "gemm-perblock": {"TORCH_OCL_ATTENTION_PREPACK": "0"}}
+
+
+@pytest.fixture(params=["gemm", "gemm-scatter", "gemm-perblock", "flash"])
 def route(request, monkeypatch):
-    monkeypatch.setenv("TORCH_OCL_ATTENTION", request.param)
+    monkeypatch.setenv("TORCH_OCL_ATTENTION", request.param.split("-")[0])
+    for k, v in GEMM_FORMS.get(request.param, {}).items():
+        monkeypatch.setenv(k, v)
     return request.param
 
 
@@ -213,12 +222,17 @@ def test_multihead_attention_module(no_fallback):
         torch.testing.assert_close(pd.grad.cpu().double(), pc.grad, atol=1e-4, rtol=1e-4, msg=n)
 
 
+@pytest.mark.parametrize("form", list(GEMM_FORMS))
+@pytest.mark.parametrize("block", ["16", "20"])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("L,S", [(70, 70), (70, 33), (33, 90), (1, 40), (100, 1)])
-def test_gemm_blocks(no_fallback, monkeypatch, L, S, causal):
-    # blocks of 16 query rows: block edges, partial last blocks and causal key ranges that stop mid-row
+def test_gemm_blocks(no_fallback, monkeypatch, L, S, causal, block, form):
+    # blocks of 16 or 20 query rows: block edges, partial last blocks (and panels of 8 rows),
+    # causal key ranges that stop mid-row
     monkeypatch.setenv("TORCH_OCL_ATTENTION", "gemm")
-    monkeypatch.setenv("TORCH_OCL_ATTENTION_BLOCK", "16")
+    for k, v in GEMM_FORMS[form].items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("TORCH_OCL_ATTENTION_BLOCK", block)
     monkeypatch.setenv("TORCH_OCL_ATTENTION_CHUNK", "4")  # the GEMM batch (2 x 3 heads) in chunks of 4 and 2
     for dtype in (torch.float32, torch.float64):
         check(rand((2, 3, L, 24), torch.float64, 20), rand((2, 3, S, 24), torch.float64, 21),

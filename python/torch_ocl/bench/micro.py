@@ -167,7 +167,7 @@ def conv_sdpa(device, reps, quick) -> List[Dict]:
 
 # (L, d, causal, backward) of the attention rows, batch 2 x 8 heads.
 SDPA_ROWS = [(512, 64, True, False), (128, 64, False, False), (2048, 64, True, False), (512, 128, False, False),
-             (512, 64, True, True)]
+             (512, 64, True, True), (1024, 64, True, False), (2048, 128, False, False)]
 
 
 def sdpa(device, reps, quick) -> List[Dict]:
