@@ -342,3 +342,157 @@ __kernel void conv_depthwise_bwd_weight(__global const X_T *x, __global const X_
         }
     STX(gw, p.w_off + i, (s0 + s1) + (s2 + s3));
 }
+
+/* ------------------------------------------------------------ implicit GEMM */
+
+/* Stride-1 convolution as a product whose B operand is read straight from
+ * a padded float copy of the source (conv_params.h, tocl_conv_ig_params):
+ * no column matrix. Register block IG_RM rows x IG_NV vectors of IG_VW grid
+ * positions, the CPU GEMM's (kernels/gemm.cl). */
+#ifdef IG_RM
+#define IG_CAT_(a, b) a##b
+#define IG_CAT(a, b) IG_CAT_(a, b)
+#define IG_RN (IG_VW * IG_NV)
+#define IG_TAPS 64
+typedef IG_CAT(float, IG_VW) igv_t;
+#define IG_VLOAD IG_CAT(vload, IG_VW)
+#define IG_VSTORE IG_CAT(vstore, IG_VW)
+
+/* xp[n, c, plane] := x zero-padded, as float; a work-item per padded row
+ * (n, c, a0, a1); work-item 0 also zeroes the tail after the last plane. */
+__kernel void conv_ig_pad(__global const X_T *x, __global float *xp, tocl_conv_ig_params p)
+{
+    long i = get_global_id(0);
+    long rows = p.P0 * p.P1;
+    if (i >= p.N * p.C * rows)
+        return;
+    long t = i / rows, rr = i % rows; /* t = n * C + c */
+    long a0 = rr / p.P1 - p.p0, a1 = rr % p.P1 - p.p1;
+    xp += p.xp_off;
+    __global float *d = xp + t * p.S + rr * p.P2;
+    if (i == 0)
+        for (long q = 0; q < p.tail; q++)
+            xp[p.N * p.C * p.S + q] = 0.0f;
+    if (i % rows == rows - 1) /* plane slack past P0 * P1 * P2 */
+        for (long q = rows * p.P2; q < p.S; q++)
+            xp[t * p.S + q] = 0.0f;
+    if (a0 < 0 || a0 >= p.x0 || a1 < 0 || a1 >= p.x1) {
+        for (long q = 0; q < p.P2; q++)
+            d[q] = 0.0f;
+        return;
+    }
+    __global const X_T *s = x + p.src_off + ((t * p.x0 + a0) * p.x1 + a1) * p.x2 - p.p2;
+    long hi = min(p.P2, p.p2 + p.x2);
+    for (long q = 0; q < p.p2; q++)
+        d[q] = 0.0f;
+    for (long q = p.p2; q < hi; q++)
+        d[q] = (float)LDX(s, q);
+    for (long q = hi; q < p.P2; q++)
+        d[q] = 0.0f;
+}
+
+/* Ap[m / RM][k][m % RM] := weight row m, float; a work-item per (panel, k). */
+__kernel void conv_ig_pack_w(__global const X_T *w, __global float *ap, tocl_conv_ig_params p)
+{
+    long i = get_global_id(0);
+    long K = p.C * p.kvol;
+    if (i >= (p.M + IG_RM - 1) / IG_RM * K)
+        return;
+    long k = i % K, panel = i / K;
+    __global float *d = ap + p.ap_off + (panel * K + k) * IG_RM;
+    long o = k / p.kvol, j = k % p.kvol;
+    for (int r = 0; r < IG_RM; r++) {
+        long m = panel * IG_RM + r;
+        float v = 0.0f;
+        if (m < p.M)
+            v = (float)(p.flip ? LDX(w, p.w_off + (o * p.wC + m) * p.kvol + (p.kvol - 1 - j))
+                               : LDX(w, p.w_off + m * K + k));
+        d[r] = v;
+    }
+}
+
+/* y[n, m, position] = bias[m] + sum over (c, tap) of Ap x xp; a work-group
+ * (one work-item) per tile of tm rows x tn grid positions of one batch
+ * item, K in blocks of cb channels with partial sums in part (tm * tn).
+ * Global (tiles along the grid, tiles along M, batch). */
+__kernel void conv_ig(__global const float *Ap, __global const float *xp, __global X_T *y,
+                      __global const X_T *bias, tocl_conv_ig_params p, __local float *part)
+{
+    long b = get_global_id(2);
+    long mt0 = get_global_id(1) * p.tm, nt0 = get_global_id(0) * p.tn;
+    long mt1 = min(mt0 + p.tm, p.M), nt1 = min(nt0 + p.tn, p.Lg);
+    if (mt0 >= p.M || nt0 >= p.Lg)
+        return;
+    long K = p.C * p.kvol;
+    __global const float *X = xp + p.xp_off + b * p.C * p.S;
+    Ap += p.ap_off;
+    long s0 = p.d0 * p.P1 * p.P2, s1 = p.d1 * p.P2;
+    /* tap offsets in the plane (kvol <= IG_TAPS, else tap groups by the host) */
+    int offs[IG_TAPS], nt = 0;
+    for (long j0 = 0; j0 < p.k0; j0++)
+        for (long j1 = 0; j1 < p.k1; j1++)
+            for (long j2 = 0; j2 < p.k2; j2++)
+                offs[nt++] = (int)(j0 * s0 + j1 * s1 + j2 * p.d2);
+    for (long c0 = 0;; c0 += p.cb) {
+        long c1 = min(c0 + p.cb, p.C);
+        int first = c0 == 0, last = c1 >= p.C;
+        for (long n0 = nt0; n0 < nt1; n0 += IG_RN) {
+            /* output index of each lane (-1: not stored) */
+            long idx[IG_RN];
+            if (last)
+                for (int l = 0; l < IG_RN; l++) {
+                    long q = n0 + l, o2 = q % p.P2, r = q / p.P2, o1 = r % p.P1, o0 = r / p.P1;
+                    idx[l] = q < p.Lg && o2 < p.y2 && o1 < p.y1 ? (o0 * p.y1 + o1) * p.y2 + o2 : -1;
+                }
+            for (long m0 = mt0; m0 < mt1; m0 += IG_RM) {
+                __global const float *ap = Ap + (m0 / IG_RM) * K * IG_RM + c0 * p.kvol * IG_RM;
+                __local float *pp = part + ((m0 - mt0) * p.tn + (n0 - nt0));
+                igv_t acc[IG_RM][IG_NV];
+                _Pragma("unroll") for (int r = 0; r < IG_RM; r++)
+                    _Pragma("unroll") for (int v = 0; v < IG_NV; v++)
+                        acc[r][v] = first ? (igv_t)0 : IG_VLOAD(v, pp + r * p.tn);
+                for (long c = c0; c < c1; c++) {
+                    __global const float *xc = X + c * p.S + n0;
+                    for (int t = 0; t < nt; t++) {
+                        __global const float *bp = xc + offs[t];
+                        igv_t bv[IG_NV];
+                        _Pragma("unroll") for (int v = 0; v < IG_NV; v++)
+                            bv[v] = IG_VLOAD(v, bp);
+                        _Pragma("unroll") for (int r = 0; r < IG_RM; r++) {
+                            igv_t a = (igv_t)ap[r];
+                            _Pragma("unroll") for (int v = 0; v < IG_NV; v++)
+                                acc[r][v] = fma(a, bv[v], acc[r][v]);
+                        }
+                        ap += IG_RM;
+                    }
+                }
+                if (!last) {
+                    _Pragma("unroll") for (int r = 0; r < IG_RM; r++)
+                        _Pragma("unroll") for (int v = 0; v < IG_NV; v++)
+                            IG_VSTORE(acc[r][v], v, pp + r * p.tn);
+                    continue;
+                }
+                /* acc leaves registers through fully unrolled copies only:
+                 * a dynamic index would keep the whole block in memory */
+                float rows[IG_RM][IG_RN];
+                _Pragma("unroll") for (int r = 0; r < IG_RM; r++)
+                    _Pragma("unroll") for (int v = 0; v < IG_NV; v++)
+                        IG_VSTORE(acc[r][v], v, rows[r]);
+                for (int r = 0; r < IG_RM; r++) {
+                    long m = m0 + r;
+                    if (m >= p.M)
+                        break;
+                    float *row = rows[r];
+                    float bb = p.has_bias ? (float)LDX(bias, p.b_off + m) : 0.0f;
+                    long yb = p.y_off + (b * p.M + m) * p.L;
+                    for (int l = 0; l < IG_RN; l++)
+                        if (idx[l] >= 0)
+                            STX(y, yb + idx[l], row[l] + bb);
+                }
+            }
+        }
+        if (last)
+            break;
+    }
+}
+#endif

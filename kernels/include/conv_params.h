@@ -40,4 +40,29 @@ typedef struct tocl_conv_params {
     tocl_cv_i64 cy, cyg, w_off, y_off;  /* conv_depthwise: y channels, per group; w and y offsets */
 } tocl_conv_params;
 
+/* Implicit GEMM (conv_ig_* in kernels/conv.cl), stride 1 on CPU devices:
+ * the source is copied once, zero-padded and widened to float, into planes
+ * of S >= P0 * P1 * P2 elements (P = padded sizes); output position
+ * (o0, o1, o2) is grid position q = (o0 * P1 + o1) * P2 + o2 and kernel tap
+ * (j0, j1, j2) reads the plane at q + (j0 * d0 * P1 + j1 * d1) * P2 + j2 * d2,
+ * so a run of grid positions is a run of the plane for every tap and the
+ * product reads its B operand straight from the padded source. Grid
+ * positions with o1 >= y1 or o2 >= y2 are computed and not stored.
+ * The weight is packed into panels of rm rows: Ap[m / rm][k][m % rm],
+ * k = c * kvol + j; with flip (input gradient) row m is x channel m and
+ * k = o * kvol + j reads w[o, m, kvol - 1 - j]. */
+typedef struct tocl_conv_ig_params {
+    tocl_cv_i64 N, C, M;                /* batch, source channels (K = C * kvol), output channels */
+    tocl_cv_i64 x0, x1, x2;             /* source sizes */
+    tocl_cv_i64 p0, p1, p2;             /* padding of the source */
+    tocl_cv_i64 P0, P1, P2, S, tail;    /* padded sizes, plane stride, zeros after the last plane */
+    tocl_cv_i64 y0, y1, y2, L, Lg;      /* output sizes, L = y0 * y1 * y2, grid length */
+    tocl_cv_i64 k0, k1, k2, kvol;       /* kernel */
+    tocl_cv_i64 d0, d1, d2;             /* dilation */
+    tocl_cv_i64 src_off, y_off, b_off, has_bias, w_off;
+    tocl_cv_i64 tm, tn, cb;             /* tile: rows, grid positions, channels per K block */
+    tocl_cv_i64 flip, wC;               /* weight packing: flipped transpose; w's channels per group */
+    tocl_cv_i64 xp_off, ap_off;         /* element offsets of the padded source and packed weight */
+} tocl_conv_ig_params;
+
 #endif

@@ -239,6 +239,119 @@ static tocl_status conv_gemm(int dev, int stream, const tocl_gemm_desc *g0, int6
     return TOCL_OK;
 }
 
+/* ------------------------------------------------------------ implicit GEMM */
+
+#define CONV_IG_TAPS 64 /* IG_TAPS of kernels/conv.cl: taps per kernel */
+
+/* TORCH_OCL_CONV_IMPLICIT=0 turns the implicit GEMM off (comparisons, tests). */
+static int conv_ig_enabled(void) {
+    const char *v = tocl_env("TORCH_OCL_CONV_IMPLICIT");
+    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+}
+
+/* Stride 1, one group, 16/32-bit storage on a CPU device, not a 1x1 with
+ * no padding (that one needs no column matrix anyway). */
+static int conv_ig_usable(int dev, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt) {
+    if (!conv_ig_enabled() || d->groups != 1 || g->Kg <= 0 || conv_pointwise(g) || g->kvol > CONV_IG_TAPS ||
+        !(dt == TOCL_F32 || dt == TOCL_F16 || dt == TOCL_BF16) || tocl_dev_props(dev)->kind != TOCL_DEVICE_CPU)
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (g->s[i] != 1)
+            return 0;
+    return 1;
+}
+
+/* One stride-1 convolution of src [N, C, sx] (padding pad, kernel k,
+ * dilation dil) into out [N, M, so] with the implicit GEMM; the weight
+ * w [M, C, kvol], or with flip w [C, M, kvol] read as the transposed,
+ * spatially flipped kernel (input gradient). Batch in chunks of the
+ * workspace budget. */
+typedef struct conv_ig_job {
+    cl_mem src, w, out, bias;
+    int64_t src_off, w_off, out_off, b_off;
+    int64_t N, C, M;
+    int64_t sx[3], pad[3], k[3], dil[3], so[3];
+    int flip, has_bias;
+} conv_ig_job;
+
+static tocl_status conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_job *j) {
+    tocl_gemm_config cfg;
+    tocl_gemm_default_config(dev, TOCL_F32, &cfg);
+    int64_t rm = cfg.rm, rn = (int64_t)cfg.vw * cfg.nv;
+    char extra[96];
+    snprintf(extra, sizeof extra, " -DIG_RM=%d -DIG_VW=%d -DIG_NV=%d", cfg.rm, cfg.vw, cfg.nv);
+    tocl_conv_ig_params p;
+    memset(&p, 0, sizeof p);
+    p.C = j->C, p.M = j->M;
+    p.x0 = j->sx[0], p.x1 = j->sx[1], p.x2 = j->sx[2];
+    p.p0 = j->pad[0], p.p1 = j->pad[1], p.p2 = j->pad[2];
+    p.P0 = p.x0 + 2 * p.p0, p.P1 = p.x1 + 2 * p.p1, p.P2 = p.x2 + 2 * p.p2;
+    p.S = (p.P0 * p.P1 * p.P2 + 15) / 16 * 16;
+    p.tail = rn + 16;
+    p.y0 = j->so[0], p.y1 = j->so[1], p.y2 = j->so[2], p.L = p.y0 * p.y1 * p.y2;
+    p.Lg = ((p.y0 - 1) * p.P1 + p.y1 - 1) * p.P2 + p.y2;
+    p.k0 = j->k[0], p.k1 = j->k[1], p.k2 = j->k[2], p.kvol = p.k0 * p.k1 * p.k2;
+    p.d0 = j->dil[0], p.d1 = j->dil[1], p.d2 = j->dil[2];
+    p.w_off = j->w_off, p.b_off = j->b_off, p.has_bias = j->has_bias;
+    p.flip = j->flip, p.wC = j->M;
+    int64_t K = p.C * p.kvol, panels = (p.M + rm - 1) / rm;
+    /* tiles: up to 64 rows x 256 positions, shrunk for local memory and
+     * until every compute unit gets about two; K blocks of ~256 */
+    p.tm = panels * rm < 64 ? panels * rm : 64 / rm * rm;
+    if (p.tm < rm)
+        p.tm = rm;
+    p.tn = 256 / rn * rn;
+    if (p.tn < rn)
+        p.tn = rn;
+    p.cb = 256 / p.kvol > 1 ? 256 / p.kvol : 1;
+    const tocl_device_props *props = tocl_dev_props(dev);
+    while ((uint64_t)(p.tm * p.tn) * 4 > props->local_mem_bytes && p.tn > rn)
+        p.tn = (p.tn / 2 + rn - 1) / rn * rn;
+    int64_t want = 2 * (int64_t)props->compute_units;
+    while (j->N * ((p.M + p.tm - 1) / p.tm) * ((p.Lg + p.tn - 1) / p.tn) < want && p.tn > rn)
+        p.tn = (p.tn / 2 + rn - 1) / rn * rn;
+
+    int64_t nb = conv_chunk(j->N, p.C * p.S, 4);
+    conv_opnd ap = {0}, xp = {0};
+    tocl_status s = conv_workspace(dev, stream, panels * K * rm, 4, &ap);
+    if (s == TOCL_OK)
+        s = conv_workspace(dev, stream, nb * p.C * p.S + p.tail, 4, &xp);
+    tocl_ops_kernel *main_k = NULL;
+    if (s == TOCL_OK)
+        s = conv_kernel(dev, dt, extra, "conv_ig", &main_k);
+    if (s == TOCL_OK) {
+        tocl_conv_ig_params pw = p;
+        pw.N = 1, pw.ap_off = ap.off;
+        tocl_ops_arg a[] = {{sizeof j->w, &j->w}, {sizeof ap.buf, &ap.buf}, {sizeof pw, &pw}};
+        s = conv_launch_opt(dev, stream, dt, extra, "conv_ig_pack_w", panels * K, a, 3);
+    }
+    for (int64_t n0 = 0; n0 < j->N && s == TOCL_OK; n0 += nb) {
+        tocl_conv_ig_params q = p;
+        q.N = j->N - n0 < nb ? j->N - n0 : nb;
+        q.src_off = j->src_off + n0 * p.C * p.x0 * p.x1 * p.x2;
+        q.y_off = j->out_off + n0 * p.M * p.L;
+        q.xp_off = xp.off, q.ap_off = ap.off;
+        cl_mem src = j->src;
+        tocl_ops_arg pa[] = {{sizeof src, &src}, {sizeof xp.buf, &xp.buf}, {sizeof q, &q}};
+        s = conv_launch_opt(dev, stream, dt, extra, "conv_ig_pad", q.N * p.C * p.P0 * p.P1, pa, 3);
+        if (s != TOCL_OK)
+            break;
+        cl_mem bias = j->has_bias ? j->bias : j->out;
+        size_t global[3] = {(size_t)((p.Lg + p.tn - 1) / p.tn), (size_t)((p.M + p.tm - 1) / p.tm), (size_t)q.N};
+        size_t local[3] = {1, 1, 1};
+        tocl_ops_arg ma[] = {{sizeof ap.buf, &ap.buf}, {sizeof xp.buf, &xp.buf}, {sizeof j->out, &j->out},
+                             {sizeof bias, &bias}, {sizeof q, &q}, {(size_t)(p.tm * p.tn) * 4, NULL}};
+        s = tocl_ops_launch(dev, stream, main_k, 3, global, local, ma, 6);
+    }
+    conv_opnd *ws[] = {&ap, &xp};
+    for (int i = 0; i < 2; i++) {
+        tocl_status fs = ws[i]->addr ? tocl_mem_free(ws[i]->addr) : TOCL_OK;
+        if (s == TOCL_OK)
+            s = fs;
+    }
+    return s;
+}
+
 /* ------------------------------------------------------------ entry points */
 
 tocl_status tocl_conv_forward(int dev, int stream, const tocl_conv_desc *d, const tocl_tensor *x,
@@ -264,6 +377,13 @@ tocl_status tocl_conv_forward(int dev, int stream, const tocl_conv_desc *d, cons
         tocl_ops_arg a[] = {{sizeof ox.buf, &ox.buf}, {sizeof ow.buf, &ow.buf}, {sizeof bbuf, &bbuf},
                             {sizeof oy.buf, &oy.buf}, {sizeof p, &p}};
         return conv_launch(dev, stream, dt, "conv_depthwise", d->batch * d->cy * g.y[0] * g.y[1], a, 5);
+    }
+    if (conv_ig_usable(dev, d, &g, dt)) { /* stride 1: implicit GEMM, no column matrix */
+        conv_ig_job j = {ox.buf, ow.buf, oy.buf, bias ? ob.buf : NULL, ox.off, ow.off, oy.off, ob.off,
+                         d->batch, d->cx, d->cy, {0}, {0}, {0}, {0}, {0}, 0, bias != NULL};
+        for (int i = 0; i < 3; i++)
+            j.sx[i] = g.x[i], j.pad[i] = g.p[i], j.k[i] = g.k[i], j.dil[i] = g.d[i], j.so[i] = g.y[i];
+        return conv_ig_run(dev, stream, dt, &j);
     }
     size_t esz = tocl_dtype_size(dt);
     int pw = conv_pointwise(&g);
@@ -359,6 +479,20 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
         tocl_ops_arg a[] = {{sizeof oy.buf, &oy.buf}, {sizeof ow.buf, &ow.buf}, {sizeof bbuf, &bbuf},
                             {sizeof ox.buf, &ox.buf}, {sizeof p, &p}};
         return conv_launch(dev, stream, dt, "conv_depthwise_bwd_data", d->batch * d->cx * g.x[0] * g.x[1], a, 5);
+    }
+    /* stride 1: the input gradient is a stride-1 convolution of y padded
+     * by d * (k - 1) - p with the transposed, flipped kernel; the implicit
+     * GEMM sums every tap of an x element in float and rounds it once */
+    int ig = conv_ig_usable(dev, d, &g, dt);
+    for (int i = 0; i < 3 && ig; i++)
+        ig = g.p[i] <= g.d[i] * (g.k[i] - 1);
+    if (ig) {
+        conv_ig_job j = {oy.buf, ow.buf, ox.buf, bias ? ob.buf : NULL, oy.off, ow.off, ox.off, ob.off,
+                         d->batch, d->cy, d->cx, {0}, {0}, {0}, {0}, {0}, 1, bias != NULL};
+        for (int i = 0; i < 3; i++)
+            j.sx[i] = g.y[i], j.pad[i] = g.d[i] * (g.k[i] - 1) - g.p[i], j.k[i] = g.k[i], j.dil[i] = g.d[i],
+            j.so[i] = g.x[i];
+        return conv_ig_run(dev, stream, dt, &j);
     }
     size_t esz = tocl_dtype_size(dt);
     int pw = conv_pointwise(&g);

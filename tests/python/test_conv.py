@@ -248,3 +248,56 @@ def test_16bit_input_gradient_rounded_once(dtype, chunked, monkeypatch):
     ref = torch.nn.grad.conv2d_input(x.shape, w.double(), gy.double(), stride=2, padding=1)
     out = torch.nn.grad.conv2d_input(x.shape, w.to(DEV), gy.to(DEV), stride=2, padding=1).cpu().double()
     assert ((out - ref).abs() <= ref.abs() * 2.0 ** -BITS[dtype] + 1e-5 * ref.abs().max()).all()
+
+
+# Stride-1 convolutions with one group run the implicit GEMM on CPU devices
+# (kernels/conv.cl conv_ig: the B operand read from a padded float copy of
+# x, or of y for the input gradient, no column matrix): grids that span
+# several tiles and K blocks (C * kvol > 256), output channels not a multiple
+# of the register block, even kernels, padding 0 or wider than the kernel
+# (input gradient then takes the column route), dilation, 1-d and 3-d,
+# batch 1, views and channels_last.
+IG_CASES = {
+    "2d_big_grid": ((37, 41), 2, 5, 11, 3, dict(padding=1), False),
+    "2d_k_blocks": ((9, 10), 1, 40, 9, 3, dict(padding=1), False),
+    "2d_even_nopad": ((8, 11), 3, 3, 17, (2, 4), {}, False),
+    "2d_dilation_pad": ((13, 12), 2, 4, 5, 3, dict(padding=(3, 1), dilation=(2, 3)), False),
+    "2d_pad_wider_than_kernel": ((6, 7), 2, 3, 4, 3, dict(padding=3), False),
+    "1d_long": ((300,), 1, 6, 7, 5, dict(padding=2), False),
+    "3d": ((5, 6, 7), 2, 3, 4, 3, dict(padding=1), False),
+    "2d_7x7": ((17, 15), 1, 3, 8, 7, dict(padding=3), False),
+    "t2d_stride1": ((6, 9), 2, 5, 3, 3, dict(padding=1), True),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=dtype_id)
+@pytest.mark.parametrize("name", list(IG_CASES))
+def test_implicit_gemm(name, dtype):
+    fn, x, w, b, kw = make_inputs(IG_CASES[name], dtype)
+    run(fn, x, w, b, kw, dtype)
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "chunked"])
+def test_implicit_gemm_layouts(chunked, monkeypatch):
+    if chunked:
+        monkeypatch.setenv("TORCH_OCL_CONV_WORKSPACE", "3000")
+    fn, x, w, b, kw = make_inputs(((12, 13), 3, 6, 10, 3, dict(padding=1), False), torch.float32)
+    run(fn, x, w, b, kw, torch.float32, memory_format=torch.channels_last)
+    # a strided view of a larger input, and no bias
+    big = rand((3, 8, 14, 26), torch.float32, 5)
+    run(fn, big[:, 1:7, 1:13, ::2], w, None, kw, torch.float32)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=dtype_id)
+def test_16bit_implicit_gemm_rounded_once(dtype):
+    # stride 1: the input gradient and the transposed convolution sum every
+    # tap of an element in float inside the implicit GEMM, then round once
+    torch.manual_seed(5)
+    x, w = torch.randn(2, 8, 9, 10).to(dtype), torch.randn(8, 6, 3, 3).to(dtype)
+    ref = F.conv_transpose2d(x.double(), w.double(), padding=1)
+    out = F.conv_transpose2d(x.to(DEV), w.to(DEV), padding=1).cpu().double()
+    assert ((out - ref).abs() <= ref.abs() * 2.0 ** -BITS[dtype] + 1e-5 * ref.abs().max()).all()
+    w2, gy = torch.randn(5, 6, 3, 3).to(dtype), torch.randn(2, 5, 11, 11).to(dtype)
+    ref = torch.nn.grad.conv2d_input((2, 6, 11, 11), w2.double(), gy.double(), padding=1)
+    out = torch.nn.grad.conv2d_input((2, 6, 11, 11), w2.to(DEV), gy.to(DEV), padding=1).cpu().double()
+    assert ((out - ref).abs() <= ref.abs() * 2.0 ** -BITS[dtype] + 1e-5 * ref.abs().max()).all()
