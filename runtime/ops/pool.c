@@ -77,6 +77,36 @@ static tocl_status pool_run(int dev, int stream, const char *kname, tocl_dtype t
     return tocl_nn_launch(dev, stream, k, global, local, args, 4);
 }
 
+/* CPU devices, fixed windows (MAX, AVG): pool_fwd_row (a work-item per
+ * output row) and pool_bwd_plane (a work-item per plane, scattering in
+ * output order) when there are enough rows / planes for every compute
+ * unit; everything else takes the generic gather kernels. */
+static int pool_cpu_fast(int dev, const tocl_pool_desc *d, int64_t items) {
+    const tocl_device_props *pr = tocl_dev_props(dev);
+    int64_t cu = pr->compute_units ? pr->compute_units : 1;
+    return pr->kind == TOCL_DEVICE_CPU && (d->kind == TOCL_POOL_MAX || d->kind == TOCL_POOL_AVG) && items >= cu;
+}
+
+/* Launch kname with one work-item per unit of `items`, in groups small
+ * enough that there are about 4 per compute unit. */
+static tocl_status pool_run_items(int dev, int stream, const char *kname, tocl_dtype t, int64_t items, cl_mem a,
+                                  cl_mem b, cl_mem c, const tocl_pool_params *p) {
+    if (items == 0)
+        return TOCL_OK;
+    char opts[1024];
+    TOCL_TRY(pool_opts(dev, t, opts, sizeof opts));
+    tocl_ops_kernel *k;
+    TOCL_TRY(tocl_ops_kernel_get(dev, "pool", kname, opts, &k));
+    size_t local = tocl_nn_item_size(dev, k);
+    uint32_t cu = tocl_dev_props(dev)->compute_units;
+    int64_t want = items / (4 * (int64_t)(cu ? cu : 1));
+    while (local > 1 && (int64_t)local > want)
+        local /= 2;
+    size_t global = ((size_t)items + local - 1) / local * local;
+    tocl_ops_arg args[] = {{sizeof a, &a}, {sizeof b, &b}, {sizeof c, &c}, {sizeof *p, p}};
+    return tocl_nn_launch(dev, stream, k, global, local, args, 4);
+}
+
 tocl_status tocl_pool_forward(int dev, int stream, const tocl_pool_desc *d, const tocl_tensor *x,
                               const tocl_tensor *y, const tocl_tensor *indices) {
     TOCL_TRY(tocl_device_check(dev));
@@ -102,6 +132,9 @@ tocl_status tocl_pool_forward(int dev, int stream, const tocl_pool_desc *d, cons
     p.x_off = ox;
     p.y_off = oy;
     p.i_off = oi;
+    int64_t rows = d->nc * d->out[0] * d->out[1];
+    if (pool_cpu_fast(dev, d, rows))
+        return pool_run_items(dev, stream, "pool_fwd_row", x->dtype, d->out[2] ? rows : 0, bx, by, bi, &p);
     return pool_run(dev, stream, "pool_fwd", x->dtype, d->nc * d->out[0] * d->out[1], d->out[2], bx, by, bi, &p);
 }
 
@@ -127,5 +160,7 @@ tocl_status tocl_pool_backward(int dev, int stream, const tocl_pool_desc *d, con
     p.x_off = oz;
     p.y_off = og;
     p.i_off = oi;
+    if (pool_cpu_fast(dev, d, d->nc))
+        return pool_run_items(dev, stream, "pool_bwd_plane", grad_in->dtype, in_n ? d->nc : 0, bg, bi, bz, &p);
     return pool_run(dev, stream, "pool_bwd", grad_in->dtype, d->nc * d->in[0] * d->in[1], d->in[2], bg, bi, bz, &p);
 }
