@@ -208,10 +208,9 @@ inline void pool_max_row(__global const X_T *x, __global Y_T *y, __global long *
                 long r = (a * H + b) * W;
                 for (long c = lo2; c < hi2; c += d2) {
                     acc_t v = LDX(x, base + r + c);
-                    if (v > m || v != v) { /* the CPU's rule: the last NaN wins */
-                        m = v;
-                        best = r + c;
-                    }
+                    int t = v > m || v != v; /* the CPU's rule: the last NaN wins */
+                    m = t ? v : m;
+                    best = t ? r + c : best;
                 }
             }
         STY(y, yo + ow, m);

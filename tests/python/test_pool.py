@@ -268,3 +268,111 @@ def test_integer_input_is_a_counted_cpu_route():
     assert torch.equal(y.cpu(), F.max_pool2d(x, 2))
     assert torch_ocl.fallback_stats() == {"max_pool2d_with_indices": 2}
     torch_ocl.reset_fallback_stats()
+
+
+# ------------------------------------------- CPU devices: row / plane kernels
+# Fixed-window max and avg pooling on CPU devices run a work-item per output
+# row forward and a per-plane scatter backward in the CPU's order (see
+# docs/design.md, "Pooling on CPU devices"); these cases aim at that path:
+# many planes, ties, NaN / -inf, overlapping and gapped windows, and
+# bitwise-equal gradients where the CPU sums in the same order.
+
+FAST = [  # (kernel, stride, padding, dilation, ceil_mode)
+    (3, 2, 1, 1, False),  # ResNet's stem pool: overlapping windows
+    (3, 1, 1, 1, False),  # heavy overlap
+    (2, 3, 0, 1, False),  # stride > kernel: gaps get zero gradient
+    (3, 2, 1, 1, True),
+    (2, 2, 1, 2, True),
+    ((3, 2), (2, 1), (1, 0), (1, 1), False),
+]
+
+
+def _ties(shape, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, 3, shape, generator=g).to(dtype)
+
+
+@pytest.mark.parametrize("k,s,p,d,ceil", FAST)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=dtype_id)
+def test_fast_max_pool2d_ties_bitwise(k, s, p, d, ceil, dtype):
+    # integer values: many ties, so the index picks the CPU's first maximum;
+    # gradients add in output order on both sides, so they are equal bitwise
+    x = _ties((3, 5, 23, 31), dtype)
+    xc, xo = x.clone().requires_grad_(), x.to("ocl").requires_grad_()
+    yc, ic = F.max_pool2d(xc, k, s, p, d, ceil_mode=ceil, return_indices=True)
+    yo, io = F.max_pool2d(xo, k, s, p, d, ceil_mode=ceil, return_indices=True)
+    assert torch.equal(yo.cpu(), yc.detach()) and torch.equal(io.cpu(), ic)
+    g = rand(yc.shape, dtype, seed=3)
+    (gc,) = torch.autograd.grad(yc, xc, g)
+    (go,) = torch.autograd.grad(yo, xo, g.to("ocl"), retain_graph=True)
+    assert torch.equal(go.cpu(), gc)
+    (go2,) = torch.autograd.grad(yo, xo, g.to("ocl"))
+    assert torch.equal(go2.cpu(), go.cpu()), "backward is not deterministic"
+
+
+@pytest.mark.parametrize("k,s,p,ceil,cip,div", [(3, 2, 1, False, True, None), (3, 1, 1, True, False, None),
+                                                (2, 3, 0, False, True, None), (3, 2, 1, True, False, 5)])
+def test_fast_avg_pool2d_bitwise_float64(k, s, p, ceil, cip, div):
+    x = rand((2, 6, 19, 24), torch.float64)
+    xc, xo = x.clone().requires_grad_(), x.to("ocl").requires_grad_()
+    f = lambda t: F.avg_pool2d(t, k, s, p, ceil, cip, div)
+    yc, yo = f(xc), f(xo)
+    torch.testing.assert_close(yo.cpu(), yc.detach(), atol=1e-12, rtol=1e-12)
+    g = rand(yc.shape, torch.float64, seed=4)
+    (gc,) = torch.autograd.grad(yc, xc, g)
+    (go,) = torch.autograd.grad(yo, xo, g.to("ocl"))
+    torch.testing.assert_close(go.cpu(), gc, atol=1e-12, rtol=1e-12)
+
+
+@pytest.mark.parametrize("k,s,p,d,ceil", FAST)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+def test_fast_max_pool2d_dtypes(k, s, p, d, ceil, dtype):
+    compare(lambda t: F.max_pool2d(t, k, s, p, d, ceil_mode=ceil, return_indices=True), rand((2, 8, 17, 13)), dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+def test_fast_avg_pool2d_dtypes(dtype):
+    compare(lambda t: F.avg_pool2d(t, 3, 2, 1, ceil_mode=True, count_include_pad=False), rand((2, 8, 17, 13)), dtype)
+
+
+def test_fast_max_pool_nan_and_inf_overlapping():
+    x = rand((2, 4, 9, 10))
+    x[0, 0, 1, 1] = x[0, 0, 1, 2] = x[0, 0, 2, 1] = float("nan")  # several NaNs: the CPU keeps the last
+    x[0, 1, :5, :5] = float("-inf")  # windows of -inf only: the first tap's index
+    x[1, 2, 4, 4] = float("inf")
+    x[1, 3] = float("nan")
+    for k, s, p in [(3, 2, 1), (3, 1, 1), (2, 2, 0)]:
+        yc, ic = F.max_pool2d(x, k, s, p, return_indices=True)
+        yo, io = F.max_pool2d(x.to("ocl"), k, s, p, return_indices=True)
+        torch.testing.assert_close(yo.cpu(), yc, equal_nan=True)
+        assert torch.equal(io.cpu(), ic)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 12, 15), (1, 7, 12, 15), (7, 12, 15), (1, 3, 1, 40)])
+def test_fast_batch_one_and_thin(shape):
+    x = rand(shape)
+    compare(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), x)
+    compare(lambda t: F.avg_pool2d(t, (1, 3), (1, 2), (0, 1)), x)
+
+
+def test_fast_channels_last_and_strided():
+    x = rand((2, 8, 15, 14))
+    cl = lambda t: t.contiguous(memory_format=torch.channels_last)
+    compare(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), x, prep=cl)
+    compare(lambda t: F.avg_pool2d(t, 3, 2, 1), x, prep=cl)
+    compare(lambda t: F.max_pool2d(t, 3, 1, 1, return_indices=True), x, prep=lambda t: t[:, ::2, 1:, ::2])
+
+
+def test_fast_pool1d_and_3d():
+    compare(lambda t: F.max_pool1d(t, 3, 2, 1, return_indices=True), rand((2, 6, 33)))
+    compare(lambda t: F.avg_pool1d(t, 4, 3, 2, ceil_mode=True), rand((2, 6, 33)))
+    compare(lambda t: F.max_pool3d(t, 3, 2, 1, return_indices=True), rand((2, 4, 7, 9, 8)))
+    compare(lambda t: F.avg_pool3d(t, 3, (1, 2, 2), 1, count_include_pad=False), rand((2, 4, 7, 9, 8)))
+    compare(lambda t: F.max_pool3d(t, 2, 1, 0, 2, ceil_mode=True, return_indices=True), rand((2, 4, 7, 9, 8)))
+
+
+def test_fast_gradcheck_float64():
+    x = rand((2, 3, 7, 8), torch.float64).to("ocl").requires_grad_()
+    assert torch.autograd.gradcheck(lambda t: F.max_pool2d(t, 3, 2, 1), (x,))
+    assert torch.autograd.gradcheck(lambda t: F.avg_pool2d(t, 3, 2, 1, count_include_pad=False), (x,))
+    assert torch.autograd.gradcheck(lambda t: F.avg_pool3d(t, 2, 1, 1), (x.unsqueeze(0),))
