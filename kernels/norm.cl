@@ -80,10 +80,12 @@ inline void nn_norm_write_vec(__global const X_T *x, __global Y_T *y, __global c
  * name(x, g, sa, b, runs, mean, rstd, o) with the per-element terms VEC
  * (lanes of v0, v1 from xv, and dy when G is read) and SCL (scalars). */
 #define NN_BLK 512
-/* NN_SUM_F64 (the device has cl_khr_fp64): the sums are double for float,
- * float16 and bfloat16 too (a double8 add per float8 loaded costs nothing
- * at memory bandwidth; float lanes of 64 terms were up to 4x further from a
- * float64 referee than the CPU on 4K-element channels) */
+/* NN_SUM_F64 (the host's choice, norm_runs_options: the backward, and the
+ * forward of long channels, where the device has cl_khr_fp64): the sums
+ * are double for float, float16 and bfloat16 too (a double8 add per float8
+ * loaded costs nothing at memory bandwidth; float lanes of 64 terms were up
+ * to 4x further from a float64 referee than the CPU on 4K-element
+ * channels) */
 #if defined(NN_SUM_F64) && !defined(NN_ACC_F64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 typedef double sum_t;

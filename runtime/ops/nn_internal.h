@@ -55,10 +55,12 @@ static inline int tocl_nn_use_items(int dev, int64_t rows, int64_t n, int stride
  * walking the channel's N runs of HW contiguous elements NN_VW at a time
  * with two-pass, cascaded sums (kernels/norm.cl, TOCL_NN_RUNS). A row per
  * group made each lane stride the channel by 256: every cache line was
- * fetched ~16 times. */
+ * fetched ~16 times. Channels of at most 32 elements keep the item path
+ * above (cheap; the model sweep validated it there). Which sums are double:
+ * norm_runs_options in norm.c. */
 #define TOCL_NN_BN_LOCAL 1
 static inline int tocl_nn_bn_runs(int dev, int batch_norm, int64_t n) {
-    return batch_norm && n > 0 && tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
+    return batch_norm && n > 32 && tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
 }
 
 #endif
