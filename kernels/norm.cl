@@ -69,6 +69,104 @@ inline void nn_norm_write_vec(__global const X_T *x, __global Y_T *y, __global c
     }
 }
 #define NN_VEC_AFFINE(q) ((q).wdiv == 1 || !((q).flags & (TOCL_NN_HAS_W | TOCL_NN_HAS_B)))
+
+/* Batch norm on a CPU (TOCL_NN_RUNS): a work-item walks its channel's
+ * p.n / p.b runs of p.b contiguous elements (run a at a * p.sa), NN_VW
+ * lanes at a time. Rows are long (N * HW, up to millions), so sums are
+ * cascaded: lanes over blocks of at most NN_BLK elements of a run (a fresh
+ * vector each), blocks into a chunk until it holds NN_BLK elements, 64
+ * chunks into a group, groups into the total: no partial sum grows much
+ * longer than the terms added to it. NN_RUNS_SUM defines
+ * name(x, g, sa, b, runs, mean, rstd, o) with the per-element terms VEC
+ * (lanes of v0, v1 from xv, and dy when G is read) and SCL (scalars). */
+#define NN_BLK 512
+/* NN_SUM_F64 (the host's choice, norm_runs_options: the backward, and the
+ * forward of long channels, where the device has cl_khr_fp64): the sums
+ * are double for float, float16 and bfloat16 too (a double8 add per float8
+ * loaded costs nothing at memory bandwidth; float lanes of 64 terms were up
+ * to 4x further from a float64 referee than the CPU on 4K-element
+ * channels) */
+#if defined(NN_SUM_F64) && !defined(NN_ACC_F64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double sum_t;
+typedef double8 sumv_t;
+#define NN_SUMV(v) convert_double8(v)
+#else
+typedef acc_t sum_t;
+typedef accv_t sumv_t;
+#define NN_SUMV(v) (v)
+#endif
+inline sum_t nn_hsum_s(sumv_t v)
+{
+    return ((v.s0 + v.s1) + (v.s2 + v.s3)) + ((v.s4 + v.s5) + (v.s6 + v.s7));
+}
+#define NN_RUNS_SUM(name, VEC, SCL)                                                                                \
+    inline void name(__global const X_T *x, __global const G_T *g, long sa, long b, long runs, acc_t mean,          \
+                     acc_t rstd, sum_t *o)                                                                         \
+    {                                                                                                              \
+        sum_t c0 = 0, c1 = 0, m0 = 0, m1 = 0, t0 = 0, t1 = 0;                                                      \
+        long cn = 0, mn = 0;                                                                                       \
+        for (long a = 0; a < runs; a++) {                                                                          \
+            __global const X_T *xr = x + a * sa;                                                                   \
+            __global const G_T *gr = g + a * sa;                                                                   \
+            for (long j0 = 0; j0 < b; j0 += NN_BLK) {                                                              \
+                long j1 = min(b, j0 + (long)NN_BLK), jv = j0 + (j1 - j0) / NN_VW * NN_VW, j;                       \
+                sumv_t v0 = 0, v1 = 0;                                                                             \
+                for (j = j0; j < jv; j += NN_VW) {                                                                 \
+                    VEC;                                                                                           \
+                }                                                                                                  \
+                sum_t s0 = nn_hsum_s(v0), s1 = nn_hsum_s(v1);                                                      \
+                for (; j < j1; j++) {                                                                              \
+                    SCL;                                                                                           \
+                }                                                                                                  \
+                c0 += s0, c1 += s1, cn += j1 - j0;                                                                 \
+                if (cn >= NN_BLK) {                                                                                \
+                    m0 += c0, m1 += c1, c0 = 0, c1 = 0, cn = 0;                                                    \
+                    if (++mn == 64)                                                                                \
+                        t0 += m0, t1 += m1, m0 = 0, m1 = 0, mn = 0;                                                \
+                }                                                                                                  \
+            }                                                                                                      \
+        }                                                                                                          \
+        o[0] = t0 + (m0 + c0), o[1] = t1 + (m1 + c1);                                                              \
+    }
+/* sum(x) */
+NN_RUNS_SUM(nn_runs_sum_x, v0 += NN_SUMV(LDVX(xr, j)), s0 += LDX(xr, j))
+/* sum((x - mean)^2) */
+NN_RUNS_SUM(nn_runs_sum_dev2, sumv_t d = NN_SUMV(LDVX(xr, j)) - mean; v0 += d * d, sum_t d = (sum_t)LDX(xr, j) - mean;
+            s0 += d * d)
+/* sum(dy), sum(dy * xh) */
+NN_RUNS_SUM(nn_runs_sum_bwd, sumv_t dy = NN_SUMV(LDVG(gr, j)); v0 += dy; v1 += dy * NN_SUMV((LDVX(xr, j) - mean) * rstd),
+            acc_t dy = LDG(gr, j); s0 += dy; s1 += (sum_t)dy * ((LDX(xr, j) - mean) * rstd))
+/* y = (x - mean) * rstd [* w] [+ b] over the runs (w, b: the channel's) */
+inline void nn_runs_write(__global const X_T *x, __global Y_T *y, long sa, long b, long runs, acc_t mean, acc_t rstd,
+                          acc_t w, acc_t bb, int flags)
+{
+    long bv = b - b % NN_VW;
+    for (long a = 0; a < runs; a++) {
+        __global const X_T *xr = x + a * sa;
+        __global Y_T *yr = y + a * sa;
+        long j;
+        for (j = 0; j < bv; j += NN_VW) {
+            accv_t v = (LDVX(xr, j) - mean) * rstd;
+            if (flags & TOCL_NN_HAS_W)
+                v *= w;
+            if (flags & TOCL_NN_HAS_B)
+                v += bb;
+            STVY(yr, j, v);
+        }
+        for (; j < b; j++) {
+            acc_t v = (LDX(xr, j) - mean) * rstd;
+            if (flags & TOCL_NN_HAS_W)
+                v *= w;
+            if (flags & TOCL_NN_HAS_B)
+                v += bb;
+            STY(yr, j, v);
+        }
+    }
+}
+/* Batch norm rows walked as runs: the host asks (TOCL_NN_RUNS) for rows
+ * of whole runs with one weight each. */
+#define NN_RUNS(p, q) (((q).flags & TOCL_NN_RUNS) && (p).n > 0 && (p).b > 0 && (p).n % (p).b == 0 && (q).wdiv >= (p).n)
 #endif
 
 __kernel void nn_norm_fwd(__global const X_T *x, __global Y_T *y, __global const W_T *w, __global const W_T *bias,
@@ -82,7 +180,7 @@ __kernel void nn_norm_fwd(__global const X_T *x, __global Y_T *y, __global const
     NN_ROW_GUARD(r, p.rows);
     long base = nn_base(&p, r);
 #if defined(NN_VEC)
-    int vec = NN_VEC_ROW(p) && NN_VEC_AFFINE(q);
+    int vec = NN_VEC_ROW(p) && NN_VEC_AFFINE(q), runs = NN_RUNS(p, q);
 #endif
     /* statistics are computed in eval mode too: every work-item passes the
      * same barriers (PoCL needs that), and eval then uses the running ones */
@@ -90,7 +188,17 @@ __kernel void nn_norm_fwd(__global const X_T *x, __global Y_T *y, __global const
     {
         acc_t c = 0, m = 0, m2 = 0;
 #if defined(NN_VEC)
-        if (vec) {
+        if (runs) { /* eval (GIVEN_STATS) needs no statistics: no barriers here */
+            sum_t o[2];
+            __global const X_T *xr = x + p.x_off + base;
+            c = (acc_t)p.n;
+            if (!(q.flags & TOCL_NN_GIVEN_STATS)) {
+                nn_runs_sum_x(xr, (__global const G_T *)xr, p.sa, p.b, p.n / p.b, 0, 0, o);
+                m = (acc_t)(o[0] / p.n);
+                nn_runs_sum_dev2(xr, (__global const G_T *)xr, p.sa, p.b, p.n / p.b, m, 0, o);
+                m2 = (acc_t)o[0];
+            }
+        } else if (vec) {
             c = (acc_t)p.n;
             nn_moments_vec(x + p.x_off + base, p.n, &m, &m2);
         } else
@@ -139,6 +247,12 @@ __kernel void nn_norm_fwd(__global const X_T *x, __global Y_T *y, __global const
         return;
     long wb = (r % q.wmod) * q.wrs;
 #if defined(NN_VEC)
+    if (runs) {
+        acc_t wv = (q.flags & TOCL_NN_HAS_W) ? LDW(w, q.w_off + wb) : (acc_t)1;
+        acc_t bv = (q.flags & TOCL_NN_HAS_B) ? LDW(bias, q.b_off + wb) : (acc_t)0;
+        nn_runs_write(x + p.x_off + base, y + p.y_off + base, p.sa, p.b, p.n / p.b, mean, rstd, wv, bv, q.flags);
+        return;
+    }
     if (vec) {
         nn_norm_write_vec(x + p.x_off + base, y + p.y_off + base, w + q.w_off + wb, bias + q.b_off + wb, p.n, mean,
                           rstd, q.flags);
@@ -197,6 +311,36 @@ inline void nn_norm_bwd_write_vec(__global const X_T *x, __global const G_T *g, 
 }
 #endif
 
+#if defined(NN_VEC)
+/* dx of nn_norm_bwd over the runs of a batch-norm row (w: the channel's) */
+inline void nn_runs_bwd_write(__global const X_T *x, __global const G_T *g, __global Z_T *z, long sa, long b,
+                              long runs, acc_t mean, acc_t rstd, acc_t w, int given, acc_t c_dyw, acc_t c_dywxh)
+{
+    long bv = b - b % NN_VW;
+    for (long a = 0; a < runs; a++) {
+        __global const X_T *xr = x + a * sa;
+        __global const G_T *gr = g + a * sa;
+        __global Z_T *zr = z + a * sa;
+        long j;
+        if (given) {
+            for (j = 0; j < bv; j += NN_VW)
+                STVZ(zr, j, LDVG(gr, j) * w * rstd);
+            for (; j < b; j++)
+                STZ(zr, j, LDG(gr, j) * w * rstd);
+            continue;
+        }
+        for (j = 0; j < bv; j += NN_VW) {
+            accv_t xh = (LDVX(xr, j) - mean) * rstd;
+            STVZ(zr, j, rstd * (LDVG(gr, j) * w - c_dyw - xh * c_dywxh));
+        }
+        for (; j < b; j++) {
+            acc_t xh = (LDX(xr, j) - mean) * rstd;
+            STZ(zr, j, rstd * (LDG(gr, j) * w - c_dyw - xh * c_dywxh));
+        }
+    }
+}
+#endif
+
 /* Per row: with dyw = dy * w and xh = (x - mean) * rstd,
  *   training: dx = rstd * (dyw - sum(dyw) / n - xh * sum(dyw * xh) / n)
  *   GIVEN_STATS (batch norm eval, running stats): dx = dyw * rstd
@@ -220,8 +364,13 @@ __kernel void nn_norm_bwd(__global const X_T *x, __global const G_T *g, __global
     }
     acc_t s_dy = 0, s_dyxh = 0, s_dyw = 0, s_dywxh = 0;
 #if defined(NN_VEC)
-    int vec = NN_VEC_ROW(p) && (q.wdiv == 1 || !has_w);
-    if (vec) {
+    int vec = NN_VEC_ROW(p) && (q.wdiv == 1 || !has_w), runs = NN_RUNS(p, q);
+    if (runs) {
+        sum_t o[2];
+        acc_t wv = has_w ? LDW(w, q.w_off + wb) : (acc_t)1;
+        nn_runs_sum_bwd(x + p.x_off + base, g + p.g_off + base, p.sa, p.b, p.n / p.b, mean, rstd, o);
+        s_dy = (acc_t)o[0], s_dyxh = (acc_t)o[1], s_dyw = (acc_t)(o[0] * wv), s_dywxh = (acc_t)(o[1] * wv);
+    } else if (vec) {
         acc_t sums[4];
         nn_norm_bwd_sums_vec(x + p.x_off + base, g + p.g_off + base, w + q.w_off + wb, p.n, mean, rstd, has_w,
                              sums);
@@ -252,6 +401,12 @@ __kernel void nn_norm_bwd(__global const X_T *x, __global const G_T *g, __global
         return;
     acc_t inv_n = (acc_t)1 / (acc_t)p.n;
 #if defined(NN_VEC)
+    if (runs) {
+        acc_t wv = has_w ? LDW(w, q.w_off + wb) : (acc_t)1;
+        nn_runs_bwd_write(x + p.x_off + base, g + p.g_off + base, z + p.z_off + base, p.sa, p.b, p.n / p.b, mean,
+                          rstd, wv, given, s_dyw * inv_n, s_dywxh * inv_n);
+        return;
+    }
     if (vec && !given) {
         nn_norm_bwd_write_vec(x + p.x_off + base, g + p.g_off + base, z + p.z_off + base, w + q.w_off + wb, p.n,
                               mean, rstd, has_w, s_dyw * inv_n, s_dywxh * inv_n);

@@ -63,6 +63,7 @@ typedef struct tocl_nn_norm {
 #define TOCL_NN_WRITE_Y 32     /* forward: y; backward: dx */
 #define TOCL_NN_STORE_DW 64    /* backward: dw[r] := per-row sum (batch norm) */
 #define TOCL_NN_STORE_DB 128   /* backward: db[r] := per-row sum (batch norm) */
+#define TOCL_NN_RUNS 256       /* CPU, one row per work-item: walk a row as runs of b (batch norm) */
 
 /* Affine gradients of layer and group norm, one work-item per column c:
  * element (a, c, k) for a < A, k < B lies at a * sa + c * sc + k; its

@@ -39,13 +39,28 @@ tocl_status tocl_nn_operand(int dev, const tocl_tensor *t, const char *what, int
  * rows) keeps the tree: its statistics over few elements feed
  * ill-conditioned gradients, and the tree's rounding matched the CPU's
  * closer (wide_resnet50_2's train step at 32x32 failed the sweep with
- * sequential Welford); batch_norm says which. */
+ * sequential Welford); batch_norm says which. On CPUs batch norm does not
+ * come here: see tocl_nn_bn_runs. */
 static inline int tocl_nn_use_items(int dev, int64_t rows, int64_t n, int strided, int batch_norm) {
     const tocl_device_props *pr = tocl_dev_props(dev);
     int64_t cu = pr->compute_units ? pr->compute_units : 1;
     if (pr->kind == TOCL_DEVICE_CPU && !strided && !batch_norm && rows >= 256 * cu)
         return 1;
     return n <= 32 || (strided && rows >= 64);
+}
+
+/* Batch norm on a CPU device: one work-item per channel in groups of
+ * TOCL_NN_BN_LOCAL (so that even 3 channels spread over the compute units:
+ * PoCL runs a group on one thread; fixed, as PoCL compiles per local size),
+ * walking the channel's N runs of HW contiguous elements NN_VW at a time
+ * with two-pass, cascaded sums (kernels/norm.cl, TOCL_NN_RUNS). A row per
+ * group made each lane stride the channel by 256: every cache line was
+ * fetched ~16 times. Channels of at most 32 elements keep the item path
+ * above (cheap; the model sweep validated it there). Which sums are double:
+ * norm_runs_options in norm.c. */
+#define TOCL_NN_BN_LOCAL 1
+static inline int tocl_nn_bn_runs(int dev, int batch_norm, int64_t n) {
+    return batch_norm && n > 32 && tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
 }
 
 #endif

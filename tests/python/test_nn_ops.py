@@ -371,3 +371,47 @@ def test_rows_at_odd_offsets(dt, no_fallback):
                 refereed(lambda t: fn(t, 1), x, x_ocl, [], g, dt)
             w, b = rand((n,), dt, seed=2), rand((n,), dt, seed=3)
             refereed(lambda t, w, b: F.layer_norm(t, (n,), w, b), x, x_ocl, [w, b], g, dt)
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
+def test_batch_norm_runs(dt, no_fallback):
+    # on CPU devices batch norm is a channel per work-item walking the N
+    # runs of HW contiguous elements 8 at a time, with cascaded two-pass
+    # sums (TOCL_NN_RUNS): long channels, odd HW (tails), HW 1, N 1, channel
+    # counts 1 / 3 / 1000, channels_last and non-contiguous inputs, against
+    # a float64 referee; running statistics as the CPU's
+    sdt = torch.float32 if dt in (torch.float16, torch.bfloat16) else dt
+    shapes = [(4, 3, 37, 29), (1, 1000, 7), (2, 1, 3001), (3000, 3), (2, 4, 1), (1, 3, 2), (16, 2, 64, 65)]
+    if dt == torch.float32:
+        shapes.append((4, 2, 512, 512))  # 1M elements per channel
+    for shape in shapes:
+        c = shape[1]
+        # an offset mean tests the two-pass statistics; 16-bit saved means
+        # (as the CPU's) are rounded, which over 133K elements moves dw by
+        # 2 bf16 ulps on the old path and this one alike: a smaller offset
+        x = rand(shape, dt, seed=len(shape)) + (3 if dt in (torch.float32, torch.float64) else 0.25)
+        g = rand(shape, dt, seed=7)
+        w, b = rand((c,), sdt, 2, 1.0), rand((c,), sdt, 3, 1.0)
+        rm, rv = rand((c,), sdt, 4, 0.5), rand((c,), sdt, 5).abs() + 0.5
+        refereed(lambda t, w, b: F.batch_norm(t, None, None, w, b, True, 0.1, 1e-5), x, x.to(DEV), [w, b], g, dt)
+        refereed(lambda t: F.batch_norm(t, None, None, None, None, True), x, x.to(DEV), [], g, dt)
+        # eval: given running statistics
+        def ev(t, w, b):
+            st = t.dtype if t.dtype == torch.float64 else sdt
+            return F.batch_norm(t, rm.to(t.device, st), rv.to(t.device, st), w.to(st), b.to(st), False)
+        refereed(ev, x, x.to(DEV), [w, b], g, dt)
+        # running statistics (unbiased variance) as the CPU's
+        rms = {"cpu": (rm.clone(), rv.clone()), DEV: (rm.to(DEV), rv.to(DEV))}
+        for dev in ("cpu", DEV):
+            F.batch_norm(x.to(dev), *rms[dev], w.to(dev), b.to(dev), True, 0.1, 1e-5)
+        close(rms[DEV][0], rms["cpu"][0], sdt)
+        close(rms[DEV][1], rms["cpu"][1], sdt)
+        if len(shape) == 4:
+            xcl = x.to(DEV).to(memory_format=torch.channels_last)
+            refereed(lambda t, w, b: F.batch_norm(t, None, None, w, b, True), x, xcl, [w, b], g, dt)
+            # non-contiguous on ocl (the CPU's own strided path rounds
+            # differently, so its error is taken on the contiguous copy,
+            # which is what the adapter hands the kernel)
+            xt = x.transpose(2, 3)
+            refereed(lambda t, w, b: F.batch_norm(t, None, None, w, b, True), xt.contiguous(), xt.to(DEV), [w, b],
+                     g.transpose(2, 3).contiguous(), dt)
