@@ -184,6 +184,21 @@ __kernel void att_rows_bwd(__global Y_T *s, __global Y_T *dp, __global const X_T
         row[j] = drow[j] = 0;
 }
 
+/* Key j's transposed scores of 8 query rows (lanes; `rows` of them real)
+ * with the mask added and, where `masked`, keys past a lane's visible
+ * count vis set to -inf. */
+inline accv att_scores8_t(__global const Y_T *st, __global const X_T *m, const tocl_att_params *p, long mb, long j,
+                          long sld, long rows, bool masked, accm vis)
+{
+    accv x = vload8(0, st + j * sld);
+    if (p->has_mask) {
+        acc_t *e = (acc_t *)&x;
+        for (int c = 0; c < 8 && c < rows; c++)
+            e[c] += LDX(m, mb + c * p->ms[2] + j * p->ms[3]);
+    }
+    return masked ? select(x, (accv)(-INFINITY), (accm)j >= vis) : x;
+}
+
 /* The forward row step on transposed scores, 8 query rows per work-item,
  * one per vector lane (runtime/ops/attention_gemm.c, CPU devices whose
  * GEMM register block is 8 rows): s holds S^T of each batch item, element
@@ -217,14 +232,7 @@ __kernel void att_rows_fwd_t(__global Y_T *s, __global const X_T *m, __global Y_
     accv mx = -INFINITY;
     accm nanm = 0;
     for (long j = 0; j < n; j++) {
-        accv x = vload8(0, st + j * sld);
-        if (p.has_mask) {
-            acc_t *e = (acc_t *)&x;
-            for (int c = 0; c < 8 && r0 + c < k.rows; c++)
-                e[c] += LDX(m, mb + c * p.ms[2] + j * p.ms[3]);
-        }
-        if (j >= jc)
-            x = select(x, (accv)(-INFINITY), (accm)j >= vis);
+        accv x = att_scores8_t(st, m, &p, mb, j, sld, k.rows - r0, j >= jc, vis);
         nanm |= isnan(x);
         mx = fmax(mx, x);
     }
@@ -232,14 +240,7 @@ __kernel void att_rows_fwd_t(__global Y_T *s, __global const X_T *m, __global Y_
     accv ms = select(mx, (accv)0, mx == (accv)(-INFINITY));
     accv l = 0;
     for (long j = 0; j < n; j++) {
-        accv x = vload8(0, st + j * sld);
-        if (p.has_mask) {
-            acc_t *e = (acc_t *)&x;
-            for (int c = 0; c < 8 && r0 + c < k.rows; c++)
-                e[c] += LDX(m, mb + c * p.ms[2] + j * p.ms[3]);
-        }
-        if (j >= jc)
-            x = select(x, (accv)(-INFINITY), (accm)j >= vis);
+        accv x = att_scores8_t(st, m, &p, mb, j, sld, k.rows - r0, j >= jc, vis);
         accv e = exp(x - ms);
         vstore8(e, 0, pp + j * 8);
         l += e;

@@ -58,20 +58,25 @@ inline R eig_lapy3(R x, R y, R z)
 
 /* nrm2 of m elements of stride inc (real and imaginary parts alike), with
  * the scaled sum of squares of the reference BLAS */
+inline void eig_ssq_add(R v, R *scale, R *ssq)
+{
+    if (v == 0)
+        return;
+    R a = fabs(v);
+    if (*scale < a) {
+        *ssq = 1 + *ssq * (*scale / a) * (*scale / a);
+        *scale = a;
+    } else {
+        *ssq += (a / *scale) * (a / *scale);
+    }
+}
+
 inline R eig_nrm2(long m, __global const T *x, long inc)
 {
     R scale = 0, ssq = 1;
     for (long i = 0; i < m; i++) {
-        R c[2] = {LA_RE(x[i * inc]), LA_IM(x[i * inc])};
-        for (int q = 0; q < 2; q++)
-            if (c[q] != 0) {
-                R a = fabs(c[q]);
-                if (scale < a) {
-                    ssq = 1 + ssq * (scale / a) * (scale / a);
-                    scale = a;
-                } else
-                    ssq += (a / scale) * (a / scale);
-            }
+        eig_ssq_add(LA_RE(x[i * inc]), &scale, &ssq);
+        eig_ssq_add(LA_IM(x[i * inc]), &scale, &ssq);
     }
     return scale * sqrt(ssq);
 }

@@ -19,14 +19,7 @@ inline R eig_nrm2_p(int nr, const R *v)
 {
     R scale = 0, ssq = 1;
     for (int q = 1; q < nr; q++)
-        if (v[q] != 0) {
-            R a = fabs(v[q]);
-            if (scale < a) {
-                ssq = 1 + ssq * (scale / a) * (scale / a);
-                scale = a;
-            } else
-                ssq += (a / scale) * (a / scale);
-        }
+        eig_ssq_add(v[q], &scale, &ssq);
     return scale * sqrt(ssq);
 }
 

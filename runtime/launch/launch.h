@@ -44,6 +44,17 @@ tocl_status tocl_ops_check_tensor(const tocl_tensor *t, const char *what);
 tocl_status tocl_ops_resolve(int dev, const tocl_tensor *t, const char *what, int k, cl_mem *buf,
                              cl_long *elem_off, int *mem_dev);
 
+/* Scratch of n elements of esz bytes from the caching allocator, tied to
+ * stream (so freeing it right after enqueuing the work that uses it is
+ * safe: the block is reused only after that stream's work), resolved for
+ * kernels as (buffer, element offset). On failure nothing is held. */
+typedef struct tocl_ops_scratch {
+    tocl_addr addr;
+    cl_mem buf;
+    cl_long off;
+} tocl_ops_scratch;
+tocl_status tocl_ops_scratch_get(int dev, int stream, int64_t n, size_t esz, tocl_ops_scratch *s);
+
 /* Work-group size for 1-D elementwise-style launches on dev (program/kernels.c). */
 #define tocl_ops_local_size tocl_kernel_local_size
 

@@ -111,3 +111,19 @@ void tocl_ops_scalar_bits(tocl_scalar v, tocl_dtype t, void *out) {
     default: break;
     }
 }
+
+tocl_status tocl_ops_scratch_get(int dev, int stream, int64_t n, size_t esz, tocl_ops_scratch *s) {
+    memset(s, 0, sizeof *s);
+    TOCL_TRY(tocl_mem_alloc(dev, (size_t)(n > 0 ? n : 1) * esz, &s->addr));
+    tocl_status st = stream != tocl_stream_current(dev) ? tocl_mem_record_stream(s->addr, stream) : TOCL_OK;
+    int mdev;
+    size_t boff = 0;
+    if (st == TOCL_OK)
+        st = tocl_mem_resolve(s->addr, &mdev, &s->buf, &boff);
+    s->off = (cl_long)(boff / esz);
+    if (st != TOCL_OK) {
+        tocl_mem_free(s->addr);
+        memset(s, 0, sizeof *s);
+    }
+    return st;
+}

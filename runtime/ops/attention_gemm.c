@@ -113,22 +113,11 @@ typedef struct att_scratch {
 } att_scratch;
 
 static tocl_status att_scratch_get(int dev, int stream, const tocl_att_ctx *c, int64_t elems, att_scratch *w) {
-    size_t esz = tocl_dtype_size(c->acc_dt);
+    tocl_ops_scratch s;
     memset(w, 0, sizeof *w);
-    TOCL_TRY(tocl_mem_alloc(dev, (size_t)elems * esz, &w->addr));
-    tocl_status s = TOCL_OK;
-    if (stream != tocl_stream_current(dev))
-        s = tocl_mem_record_stream(w->addr, stream);
-    int mdev;
-    size_t boff = 0;
-    if (s == TOCL_OK)
-        s = tocl_mem_resolve(w->addr, &mdev, &w->buf, &boff);
-    w->off = (int64_t)(boff / esz);
-    if (s != TOCL_OK) {
-        tocl_mem_free(w->addr);
-        w->addr = 0;
-    }
-    return s;
+    TOCL_TRY(tocl_ops_scratch_get(dev, stream, elems, tocl_dtype_size(c->acc_dt), &s));
+    w->addr = s.addr, w->buf = s.buf, w->off = (int64_t)s.off;
+    return TOCL_OK;
 }
 
 /* The blocks of one call, in launch order: batch items looped here, chunks

@@ -131,22 +131,11 @@ static tocl_status conv_operand(int dev, const tocl_tensor *t, tocl_dtype dt, in
 
 /* A workspace of n elements (tied to the stream) resolved for kernels. */
 static tocl_status conv_workspace(int dev, int stream, int64_t n, size_t esz, conv_opnd *o) {
-    size_t bytes = (size_t)(n > 0 ? n : 1) * esz;
+    tocl_ops_scratch w;
     memset(o, 0, sizeof *o);
-    TOCL_TRY(tocl_mem_alloc(dev, bytes, &o->addr));
-    tocl_status s = TOCL_OK;
-    if (stream != tocl_stream_current(dev))
-        s = tocl_mem_record_stream(o->addr, stream);
-    int mdev;
-    size_t boff = 0;
-    if (s == TOCL_OK)
-        s = tocl_mem_resolve(o->addr, &mdev, &o->buf, &boff);
-    o->off = (cl_long)(boff / esz);
-    if (s != TOCL_OK) {
-        tocl_mem_free(o->addr);
-        o->addr = 0;
-    }
-    return s;
+    TOCL_TRY(tocl_ops_scratch_get(dev, stream, n, esz, &w));
+    o->addr = w.addr, o->buf = w.buf, o->off = w.off;
+    return TOCL_OK;
 }
 
 /* ------------------------------------------------------------ kernels */

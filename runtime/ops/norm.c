@@ -171,17 +171,15 @@ static tocl_status norm_cols_by_rows(int dev, int stream, const tocl_nn_cols *c,
     chunks = (c->A + rows_per - 1) / rows_per;
     char opts[1024];
     TOCL_TRY(tocl_nn_options(dev, "XGSW", dts, 1, opts, sizeof opts));
-    int f64 = strstr(opts, "NN_ACC_F64") != NULL;
-    size_t esz = f64 ? 8 : 4;
-    tocl_addr pa;
-    TOCL_TRY(tocl_mem_alloc(dev, (size_t)(2 * chunks * c->cols) * esz, &pa));
-    tocl_status s = stream != tocl_stream_current(dev) ? tocl_mem_record_stream(pa, stream) : TOCL_OK;
-    int mdev;
-    cl_mem pb = NULL;
-    size_t poff = 0;
-    if (s == TOCL_OK)
-        s = tocl_mem_resolve(pa, &mdev, &pb, &poff);
-    cl_long pel = (cl_long)(poff / esz);
+    /* partials in the accumulation type: double when any role is float64 (tocl_nn_options) */
+    int f64 = 0;
+    for (int i = 0; i < 4; i++)
+        f64 |= dts[i] == TOCL_F64;
+    tocl_ops_scratch part;
+    TOCL_TRY(tocl_ops_scratch_get(dev, stream, 2 * chunks * c->cols, f64 ? 8 : 4, &part));
+    cl_mem pb = part.buf;
+    cl_long pel = part.off;
+    tocl_status s = TOCL_OK;
     tocl_ops_kernel *k1 = NULL, *k2 = NULL;
     if (s == TOCL_OK)
         s = tocl_ops_kernel_get(dev, "norm", "nn_norm_cols_rows", opts, &k1);
@@ -199,7 +197,7 @@ static tocl_status norm_cols_by_rows(int dev, int stream, const tocl_nn_cols *c,
         size_t local = tocl_nn_item_size(dev, k2);
         s = tocl_nn_launch(dev, stream, k2, ((size_t)c->cols + local - 1) / local * local, local, a, 7);
     }
-    tocl_status fs = tocl_mem_free(pa);
+    tocl_status fs = tocl_mem_free(part.addr);
     return s != TOCL_OK ? s : fs;
 }
 

@@ -10,35 +10,7 @@
 #include "internal.h"
 #include "tocl/linalg.h"
 #include "tocl_test.h"
-
-static tocl_tensor mat(tocl_addr a, tocl_dtype dt, int64_t batch, int64_t r, int64_t c) {
-    tocl_tensor t;
-    memset(&t, 0, sizeof t);
-    t.data = a;
-    t.dtype = dt;
-    t.ndim = 3;
-    t.sizes[0] = batch, t.sizes[1] = r, t.sizes[2] = c;
-    t.strides[0] = r * c, t.strides[1] = c, t.strides[2] = 1;
-    return t;
-}
-
-static tocl_tensor vec(tocl_addr a, int64_t batch, int64_t n) {
-    tocl_tensor t;
-    memset(&t, 0, sizeof t);
-    t.data = a;
-    t.dtype = TOCL_I32;
-    t.ndim = 2;
-    t.sizes[0] = batch, t.sizes[1] = n;
-    t.strides[0] = n, t.strides[1] = 1;
-    return t;
-}
-
-static tocl_addr upload(const void *p, size_t bytes) {
-    tocl_addr a = 0;
-    CHECK_OK(tocl_mem_alloc(0, bytes, &a));
-    CHECK_OK(tocl_copy_h2d(0, 0, a, p, bytes, 1));
-    return a;
-}
+#include "test_la_util.h"
 
 static void test_factor_and_solve(void) {
     /* dsytrf('L') of [[0,1,2],[1,0,3],[2,3,0]]: pivots [-3, -3, 3], L below
@@ -47,7 +19,7 @@ static void test_factor_and_solve(void) {
     float a[18] = {0, 1, 2, 1, 0, 3, 2, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 3}, ld[18];
     int32_t piv[6], info[2] = {7, 7};
     tocl_addr da = upload(a, sizeof a), dp = upload(piv, sizeof piv), di = upload(info, sizeof info);
-    tocl_tensor ta = mat(da, TOCL_F32, 2, 3, 3), tp = vec(dp, 2, 3), ti = vec(di, 2, 1);
+    tocl_tensor ta = mat(da, TOCL_F32, 2, 3, 3, 3, 1), tp = vec(dp, TOCL_I32, 2, 3), ti = vec(di, TOCL_I32, 2, 1);
     CHECK_OK(tocl_la_sytrf(0, 0, &ta, &tp, &ti, 0));
     CHECK_OK(tocl_copy_d2h(0, 0, ld, da, sizeof ld, 1));
     CHECK_OK(tocl_copy_d2h(0, 0, piv, dp, sizeof piv, 1));
@@ -59,12 +31,13 @@ static void test_factor_and_solve(void) {
     /* x = [1, 2, 3]: b = A x = [8, 10, 8] */
     float b[3] = {8, 10, 8}, x[3];
     tocl_addr db = upload(b, sizeof b);
-    tocl_tensor t1 = mat(da, TOCL_F32, 1, 3, 3), p1 = vec(dp, 1, 3), tb = mat(db, TOCL_F32, 1, 3, 1);
+    tocl_tensor t1 = mat(da, TOCL_F32, 1, 3, 3, 3, 1), p1 = vec(dp, TOCL_I32, 1, 3);
+    tocl_tensor tb = mat(db, TOCL_F32, 1, 3, 1, 1, 1);
     CHECK_OK(tocl_la_sytrs(0, 0, &t1, &p1, &tb, 0));
     CHECK_OK(tocl_copy_d2h(0, 0, x, db, sizeof x, 1));
     CHECK(fabsf(x[0] - 1) < 1e-6f && fabsf(x[1] - 2) < 1e-6f && fabsf(x[2] - 3) < 1e-6f);
     /* a non-square A is refused */
-    tocl_tensor bad = mat(da, TOCL_F32, 1, 3, 2);
+    tocl_tensor bad = mat(da, TOCL_F32, 1, 3, 2, 2, 1);
     CHECK_STATUS(tocl_la_sytrf(0, 0, &bad, &p1, &ti, 0), TOCL_E_INVALID);
     tocl_mem_free(da);
     tocl_mem_free(dp);

@@ -11,35 +11,7 @@
 #include "internal.h"
 #include "tocl/linalg.h"
 #include "tocl_test.h"
-
-static tocl_tensor mat(tocl_addr a, tocl_dtype dt, int64_t batch, int64_t r, int64_t c, int64_t rs, int64_t cs) {
-    tocl_tensor t;
-    memset(&t, 0, sizeof t);
-    t.data = a;
-    t.dtype = dt;
-    t.ndim = 3;
-    t.sizes[0] = batch, t.sizes[1] = r, t.sizes[2] = c;
-    t.strides[0] = r * c, t.strides[1] = rs, t.strides[2] = cs;
-    return t;
-}
-
-static tocl_tensor vec(tocl_addr a, tocl_dtype dt, int64_t batch, int64_t n) {
-    tocl_tensor t;
-    memset(&t, 0, sizeof t);
-    t.data = a;
-    t.dtype = dt;
-    t.ndim = 2;
-    t.sizes[0] = batch, t.sizes[1] = n;
-    t.strides[0] = n, t.strides[1] = 1;
-    return t;
-}
-
-static tocl_addr upload(const void *p, size_t bytes) {
-    tocl_addr a = 0;
-    CHECK_OK(tocl_mem_alloc(0, bytes, &a));
-    CHECK_OK(tocl_copy_h2d(0, 0, a, p, bytes, 1));
-    return a;
-}
+#include "test_la_util.h"
 
 /* A complex operand in pairs layout: [batch, r, c, 2], row-major. */
 static tocl_tensor cmat(tocl_addr a, tocl_dtype dt, int64_t batch, int64_t r, int64_t c) {
