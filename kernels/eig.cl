@@ -369,7 +369,8 @@ inline void eig_orghr(long n, long ilo, long ihi, __global T *a, __global T *z, 
 }
 
 #ifndef LA_COMPLEX
-#include "eig_real.h"
+#include "eig_real_qr.h"
+#include "eig_real_vectors.h"
 #else
 #include "eig_complex.h"
 #endif
