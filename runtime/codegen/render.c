@@ -202,15 +202,26 @@ static void put_signature(tocl_text *t, const tocl_ir_graph *g, int rank) {
  * dimension 0 walks the innermost dimension (no division at all), dimension
  * 1 the linear index over the outer ones, peeled innermost first with div/mod
  * (the outermost needs no modulo). 64-bit division dominated the 1-D form:
- * a broadcast add ran 3x slower than the contiguous one. */
+ * a broadcast add ran 3x slower than the contiguous one.
+ *
+ * The div/mod comes before the bounds check on purpose: it depends only on
+ * dimension 1, so PoCL hoists it out of its loop over dimension 0 and
+ * vectorises that loop; after a conditional return LLVM may not speculate a
+ * division (it could trap), so it stayed per work-item and scalar. Measured
+ * on PoCL, the head-split copy [8,128,12,64] -> [8,12,128,64]: 1.8-6.8 ms
+ * with the check first, 0.17 ms with it after. Sizes are never 0 here
+ * (empty launches return before), so the early division cannot trap. */
 static void put_offsets(tocl_text *t, const tocl_ir_graph *g, int layout) {
     int rank = TOCL_EW_LAYOUT_RANK(layout);
     int nops = g->n_outputs + g->n_inputs, in = rank - 1;
     if (rank == 1) {
         tocl_text_put(t, "    long gid = get_global_id(0);\n    if (gid >= n)\n        return;\n");
     } else {
-        tocl_text_put(t, "    long c%d = get_global_id(0), r = get_global_id(1);\n", in);
-        tocl_text_put(t, "    if (c%d >= size%d || r * size%d + c%d >= n)\n        return;\n", in, in, in, in);
+        const char *row = rank > 2 ? "row" : "r"; /* r is peeled below */
+        tocl_text_put(t, "    long c%d = get_global_id(0), r = get_global_id(1)%s;\n", in, rank > 2 ? ", row = r" : "");
+        for (int d = rank - 2; d > 0; d--)
+            tocl_text_put(t, "    long c%d = r %% size%d;\n    r /= size%d;\n", d, d, d);
+        tocl_text_put(t, "    if (c%d >= size%d || %s * size%d + c%d >= n)\n        return;\n", in, in, row, in, in);
     }
     for (int k = 0; k < nops; k++) {
         int is_out = k < g->n_outputs;
@@ -230,8 +241,6 @@ static void put_offsets(tocl_text *t, const tocl_ir_graph *g, int layout) {
             tocl_text_put(t, "    long x_%c%d = %c%d_off + %s * %c%d_st%d;\n", ch, idx, ch, idx, c, ch, idx, in);
     }
     for (int d = rank - 2; d >= 0; d--) {
-        if (d > 0)
-            tocl_text_put(t, "    long c%d = r %% size%d;\n    r /= size%d;\n", d, d, d);
         for (int k = 0; k < nops; k++) {
             int is_out = k < g->n_outputs;
             int idx = is_out ? k : k - g->n_outputs;
