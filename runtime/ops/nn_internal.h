@@ -26,16 +26,22 @@ static inline tocl_status tocl_nn_launch(int dev, int stream, tocl_ops_kernel *k
  * and of one-item-per-row launches. */
 size_t tocl_nn_group_size(int dev, tocl_ops_kernel *k);
 size_t tocl_nn_item_size(int dev, tocl_ops_kernel *k);
+/* The item size for a launch of `rows` rows, one per work-item: on a CPU no
+ * more than rows / compute units, so that few rows still make a group for
+ * every core. */
+size_t tocl_nn_rows_local(int dev, tocl_ops_kernel *k, int64_t rows);
 
 /* A dense operand on dev's context: (buffer, element offset). */
 tocl_status tocl_nn_operand(int dev, const tocl_tensor *t, const char *what, int64_t numel, cl_mem *buf,
                             cl_long *off);
 
 /* One row per work-item when rows are short, or strided and many, or (on
- * CPUs) when contiguous rows are enough to give every compute unit a group
- * of them: a CPU runs a group's work-items one after another, so a row per
- * group pays a local-memory tree and its barriers for nothing (layer norm
- * over [1024, 256] is 7x faster on PoCL this way). Batch norm (strided
+ * CPUs) contiguous: a CPU runs a group's work-items one after another, so a
+ * row per group pays a local-memory tree and its barriers for nothing
+ * (layer norm over [1024, 256] is 7x faster on PoCL this way; over
+ * [32, 256], a decoding step's, 98 us went to 3 us). Few rows still reach
+ * every core because tocl_nn_rows_local makes their groups small. Rows
+ * longer than 64K with few of them keep the tree, whose sums round less. Batch norm (strided
  * rows) keeps the tree: its statistics over few elements feed
  * ill-conditioned gradients, and the tree's rounding matched the CPU's
  * closer (wide_resnet50_2's train step at 32x32 failed the sweep with
@@ -44,7 +50,7 @@ tocl_status tocl_nn_operand(int dev, const tocl_tensor *t, const char *what, int
 static inline int tocl_nn_use_items(int dev, int64_t rows, int64_t n, int strided, int batch_norm) {
     const tocl_device_props *pr = tocl_dev_props(dev);
     int64_t cu = pr->compute_units ? pr->compute_units : 1;
-    if (pr->kind == TOCL_DEVICE_CPU && !strided && !batch_norm && rows >= 256 * cu)
+    if (pr->kind == TOCL_DEVICE_CPU && !strided && !batch_norm && (rows >= 256 * cu || n <= 65536))
         return 1;
     return n <= 32 || (strided && rows >= 64);
 }

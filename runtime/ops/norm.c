@@ -144,7 +144,7 @@ tocl_status tocl_nn_norm_forward(int dev, int stream, const tocl_norm_desc *d, i
     TOCL_TRY(norm_runs_options(dev, runs && p.n >= ((int64_t)1 << 18), opts, sizeof opts));
     tocl_ops_kernel *k;
     TOCL_TRY(tocl_ops_kernel_get(dev, "norm", "nn_norm_fwd", opts, &k));
-    size_t local = runs ? TOCL_NN_BN_LOCAL : item ? tocl_nn_item_size(dev, k) : tocl_nn_group_size(dev, k);
+    size_t local = runs ? TOCL_NN_BN_LOCAL : item ? tocl_nn_rows_local(dev, k, p.rows) : tocl_nn_group_size(dev, k);
     size_t global = item ? ((size_t)p.rows + local - 1) / local * local : (size_t)p.rows * local;
     tocl_ops_arg a[] = {{sizeof xb, &xb},
                        {sizeof(cl_mem), &ops[0].buf},
@@ -259,7 +259,7 @@ tocl_status tocl_nn_norm_backward(int dev, int stream, const tocl_norm_desc *d, 
         TOCL_TRY(tocl_nn_options(dev, "XGZWSR", dts, item, opts, sizeof opts));
         TOCL_TRY(norm_runs_options(dev, runs, opts, sizeof opts));
         TOCL_TRY(tocl_ops_kernel_get(dev, "norm", "nn_norm_bwd", opts, &k));
-        size_t local = runs ? TOCL_NN_BN_LOCAL : item ? tocl_nn_item_size(dev, k) : tocl_nn_group_size(dev, k);
+        size_t local = runs ? TOCL_NN_BN_LOCAL : item ? tocl_nn_rows_local(dev, k, p.rows) : tocl_nn_group_size(dev, k);
         size_t global = item ? ((size_t)p.rows + local - 1) / local * local : (size_t)p.rows * local;
         tocl_ops_arg a[] = {{sizeof xb, &xb},
                            {sizeof gb, &gb},

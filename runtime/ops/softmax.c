@@ -68,6 +68,18 @@ size_t tocl_nn_item_size(int dev, tocl_ops_kernel *k) {
     return want;
 }
 
+size_t tocl_nn_rows_local(int dev, tocl_ops_kernel *k, int64_t rows) {
+    size_t want = tocl_nn_item_size(dev, k);
+    const tocl_device_props *pr = tocl_dev_props(dev);
+    int64_t cu = pr->compute_units ? pr->compute_units : 1;
+    if (pr->kind == TOCL_DEVICE_CPU && rows > 0) {
+        int64_t per = (rows + cu - 1) / cu;
+        if ((int64_t)want > per)
+            want = (size_t)per;
+    }
+    return want;
+}
+
 tocl_status tocl_nn_operand(int dev, const tocl_tensor *t, const char *what, int64_t numel, cl_mem *buf,
                             cl_long *off) {
     TOCL_TRY(tocl_ops_check_tensor(t, what));
@@ -144,7 +156,7 @@ static tocl_status sm_run(int dev, int stream, int backward, const tocl_tensor *
     p.y_off = oy;
     p.z_off = oz;
     cl_int lg = log_softmax != 0;
-    size_t local = item ? tocl_nn_item_size(dev, k) : tocl_nn_group_size(dev, k);
+    size_t local = item ? tocl_nn_rows_local(dev, k, p.rows) : tocl_nn_group_size(dev, k);
     size_t global = item ? ((size_t)p.rows + local - 1) / local * local : (size_t)p.rows * local;
     if (backward) {
         tocl_ops_arg a[] = {{sizeof bx, &bx}, {sizeof by, &by}, {sizeof bz, &bz}, {sizeof p, &p}, {sizeof lg, &lg}};
