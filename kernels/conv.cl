@@ -495,4 +495,106 @@ __kernel void conv_ig(__global const float *Ap, __global const float *xp, __glob
             break;
     }
 }
+/* ------------------------------------------------------------ weight gradient */
+
+/* gw[m, r] = sum over (n, o) of dy[n, m, o] * x tap r at o: a product of
+ * depth (n, o) whose A operand (rows r = c * kvol + j) is read straight
+ * from the padded float planes of x (tocl_conv_ig_params, any stride and
+ * dilation: tap (j0, j1, j2) of position (o0, o1, o2) is plane position
+ * ((o0 * s0 + j0 * d0) * P1 + o1 * s1 + j1 * d1) * P2 + o2 * s2 + j2 * d2)
+ * and whose B operand is dy transposed to dyt[n, o, m], so that the
+ * register block is IG_RM taps x IG_RN output channels and no column matrix
+ * exists. Everything is summed in float and rounded once (conv_wg_reduce). */
+
+/* dyt[n, o, m] := dy[n, m, o] as float, columns M .. Mp zero; a work-item per (n, o). */
+__kernel void conv_wg_dyt(__global const X_T *y, __global float *dyt, tocl_conv_ig_params p)
+{
+    long i = get_global_id(0);
+    if (i >= p.N * p.L)
+        return;
+    long n = i / p.L, q = i % p.L;
+    __global const X_T *s = y + p.y_off + n * p.M * p.L + q;
+    __global float *d = dyt + p.dyt_off + i * p.Mp;
+    for (long m = 0; m < p.M; m++)
+        d[m] = (float)LDX(s, m * p.L);
+    for (long m = p.M; m < p.Mp; m++)
+        d[m] = 0.0f;
+}
+
+/* part[sp][r][m] (+)= the split's share of the product, for a tile of tm
+ * rows r x tn columns m; the split's depth rows (n, o0, o1) are walked hb
+ * at a time, and within such a block every register block of the tile
+ * sweeps it while its dyt rows are still in cache. Global (m tiles,
+ * r tiles, nsplit), one work-item per work-group. Rows past K read a valid
+ * tap and land in part's padding rows, never read back. */
+__kernel void conv_wg(__global const float *xp, __global const float *dyt, __global float *part,
+                      tocl_conv_ig_params p)
+{
+    long K = p.C * p.kvol, Kp = (K + IG_RM - 1) / IG_RM * IG_RM;
+    long mt0 = get_global_id(0) * p.tn, rt0 = get_global_id(1) * p.tm, sp = get_global_id(2);
+    if (mt0 >= p.Mp || rt0 >= Kp || sp >= p.nsplit)
+        return;
+    long mt1 = min(mt0 + p.tn, p.Mp), rt1 = min(rt0 + p.tm, Kp);
+    long yrows = p.y0 * p.y1, rows = p.N * yrows;
+    long h0 = sp * rows / p.nsplit, h1 = (sp + 1) * rows / p.nsplit;
+    __global float *P = part + p.part_off + sp * Kp * p.Mp;
+    if (p.first)
+        for (long r = rt0; r < rt1; r++)
+            for (long m = mt0; m < mt1; m++)
+                P[r * p.Mp + m] = 0.0f;
+    for (long hb0 = h0; hb0 < h1; hb0 += p.hb) {
+        long hb1 = min(hb0 + p.hb, h1);
+        for (long r0 = rt0; r0 < rt1; r0 += IG_RM) {
+            long xoff[IG_RM]; /* plane offset of each row's tap */
+            _Pragma("unroll") for (int r = 0; r < IG_RM; r++) {
+                long rr = min(r0 + r, K - 1);
+                long c = rr / p.kvol, j = rr % p.kvol;
+                long j2 = j % p.k2, j1 = (j / p.k2) % p.k1, j0 = j / (p.k1 * p.k2);
+                xoff[r] = c * p.S + (j0 * p.d0 * p.P1 + j1 * p.d1) * p.P2 + j2 * p.d2;
+            }
+            for (long m0 = mt0; m0 < mt1; m0 += IG_RN) {
+                __global float *pp = P + r0 * p.Mp + m0;
+                igv_t acc[IG_RM][IG_NV];
+                _Pragma("unroll") for (int r = 0; r < IG_RM; r++)
+                    _Pragma("unroll") for (int v = 0; v < IG_NV; v++)
+                        acc[r][v] = IG_VLOAD(v, pp + r * p.Mp);
+                for (long h = hb0; h < hb1; h++) {
+                    long n = h / yrows, yy = h % yrows, o0 = yy / p.y1, o1 = yy % p.y1;
+                    __global const float *X = xp + p.xp_off + n * p.C * p.S + (o0 * p.s0 * p.P1 + o1 * p.s1) * p.P2;
+                    __global const float *D = dyt + p.dyt_off + (n * p.L + yy * p.y2) * p.Mp + m0;
+                    for (long o2 = 0; o2 < p.y2; o2++) {
+                        igv_t bv[IG_NV];
+                        _Pragma("unroll") for (int v = 0; v < IG_NV; v++)
+                            bv[v] = IG_VLOAD(v, D + o2 * p.Mp);
+                        __global const float *xq = X + o2 * p.s2;
+                        _Pragma("unroll") for (int r = 0; r < IG_RM; r++) {
+                            igv_t a = (igv_t)xq[xoff[r]];
+                            _Pragma("unroll") for (int v = 0; v < IG_NV; v++)
+                                acc[r][v] = fma(a, bv[v], acc[r][v]);
+                        }
+                    }
+                }
+                _Pragma("unroll") for (int r = 0; r < IG_RM; r++)
+                    _Pragma("unroll") for (int v = 0; v < IG_NV; v++)
+                        IG_VSTORE(acc[r][v], v, pp + r * p.Mp);
+            }
+        }
+    }
+}
+
+/* gw[m, r] := the splits' partial sums added in split order, rounded once;
+ * a work-item per weight element. */
+__kernel void conv_wg_reduce(__global const float *part, __global X_T *gw, tocl_conv_ig_params p)
+{
+    long K = p.C * p.kvol, Kp = (K + IG_RM - 1) / IG_RM * IG_RM;
+    long i = get_global_id(0);
+    if (i >= p.M * K)
+        return;
+    long m = i / K, r = i % K;
+    __global const float *s = part + p.part_off + r * p.Mp + m;
+    float t = 0.0f;
+    for (long sp = 0; sp < p.nsplit; sp++)
+        t += s[sp * Kp * p.Mp];
+    STX(gw, p.w_off + i, t);
+}
 #endif

@@ -63,6 +63,14 @@ typedef struct tocl_conv_ig_params {
     tocl_cv_i64 tm, tn, cb;             /* tile: rows, grid positions, channels per K block */
     tocl_cv_i64 flip, wC;               /* weight packing: flipped transpose; w's channels per group */
     tocl_cv_i64 xp_off, ap_off;         /* element offsets of the padded source and packed weight */
+    /* weight gradient (conv_wg*): strides, dy transposed and widened to
+     * dyt[n, q, m] with rows of Mp (a multiple of the register block's
+     * width, columns past M zero), float partial sums part[split][r][m]
+     * (r < K rounded up to the block's rows, rows of Mp), the depth
+     * (n, o0, o1) cut into nsplit ranges walked hb rows at a time; first:
+     * the first batch chunk, which sets part rather than adding to it */
+    tocl_cv_i64 s0, s1, s2;
+    tocl_cv_i64 Mp, nsplit, hb, first, dyt_off, part_off;
 } tocl_conv_ig_params;
 
 #endif

@@ -301,3 +301,73 @@ def test_16bit_implicit_gemm_rounded_once(dtype):
     ref = torch.nn.grad.conv2d_input((2, 6, 11, 11), w2.double(), gy.double(), padding=1)
     out = torch.nn.grad.conv2d_input((2, 6, 11, 11), w2.to(DEV), gy.to(DEV), padding=1).cpu().double()
     assert ((out - ref).abs() <= ref.abs() * 2.0 ** -BITS[dtype] + 1e-5 * ref.abs().max()).all()
+
+
+# The weight gradient on CPU devices (one group, 16/32-bit storage) is an
+# implicit product too (kernels/conv.cl conv_wg: taps read from a padded
+# float copy of x, or float32 x in place without padding, times dy
+# transposed; float partial sums per depth split, added in a fixed order
+# and rounded once). Channel counts off the register block (rows of 8 taps,
+# columns of 32 channels) and over one tile (64 taps, 128 channels), odd
+# sizes, batch 1, padding 0/1/2, stride, dilation, 1x1 with and without
+# stride, the 7x7 stride-2 stem, 1-d and 3-d.
+WG_CASES = {
+    "2d_odd_channels": ((7, 9), 2, 5, 11, 3, dict(padding=1), False),
+    "2d_b1_pad2": ((9, 8), 1, 3, 33, 3, dict(padding=2), False),
+    "2d_nopad": ((8, 11), 3, 3, 17, (2, 4), {}, False),
+    "2d_many_taps_channels": ((6, 7), 2, 9, 150, 3, dict(padding=1), False),
+    "2d_stride2": ((11, 10), 2, 6, 7, 3, dict(stride=2, padding=1), False),
+    "2d_stride_dilation": ((13, 12), 2, 4, 5, 3, dict(stride=(2, 3), padding=(3, 1), dilation=(2, 3)), False),
+    "2d_1x1": ((5, 7), 3, 13, 9, 1, {}, False),
+    "2d_1x1_stride2": ((9, 7), 2, 5, 6, 1, dict(stride=2), False),
+    "2d_stem_7x7_s2": ((23, 21), 2, 3, 8, 7, dict(stride=2, padding=3), False),
+    "1d": ((41,), 2, 3, 5, 5, dict(padding=2), False),
+    "3d": ((4, 5, 6), 2, 3, 4, 3, dict(padding=1, stride=(1, 2, 1)), False),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=dtype_id)
+@pytest.mark.parametrize("name", list(WG_CASES))
+def test_implicit_weight_gradient(name, dtype):
+    fn, x, w, b, kw = make_inputs(WG_CASES[name], dtype)
+    run(fn, x, w, b, kw, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=dtype_id)
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "chunked"])
+def test_implicit_weight_gradient_layouts(chunked, dtype, monkeypatch):
+    # chunks of a batch item or two add into the same partial sums
+    if chunked:
+        monkeypatch.setenv("TORCH_OCL_CONV_WORKSPACE", "3000")
+    for kw in (dict(padding=1), {}, dict(stride=2, padding=1)):
+        fn, x, w, b, kw = make_inputs(((12, 13), 5, 6, 10, 3, kw, False), dtype)
+        run(fn, x, w, b, kw, dtype, memory_format=torch.channels_last)
+    # a strided view of a larger input (no padding: float32 read in place), no bias
+    big = rand((3, 8, 14, 26), dtype, 5)
+    run(F.conv2d, big[:, 1:7, 1:13, ::2], rand((4, 6, 3, 3), dtype, 6), None, {}, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=dtype_id)
+def test_16bit_weight_gradient_rounded_once(dtype):
+    # every weight element is one float sum over batch and positions,
+    # rounded once: within half an ulp of the exact value
+    torch.manual_seed(7)
+    for xs, ws, kw in [((3, 6, 11, 11), (5, 6, 3, 3), dict(padding=1)), ((2, 3, 15, 15), (4, 3, 7, 7),
+                                                                          dict(stride=2, padding=3))]:
+        x, w = torch.randn(xs).to(dtype), torch.randn(ws).to(dtype)
+        gy = torch.randn(F.conv2d(x.float(), w.float(), **kw).shape).to(dtype)
+        ref = torch.nn.grad.conv2d_weight(x.double(), ws, gy.double(), **kw)
+        out = torch.nn.grad.conv2d_weight(x.to(DEV), ws, gy.to(DEV), **kw).cpu().double()
+        assert ((out - ref).abs() <= ref.abs() * 2.0 ** -BITS[dtype] + 1e-5 * ref.abs().max()).all()
+
+
+def test_weight_gradient_deterministic_and_matches_column_route(monkeypatch):
+    # the split partial sums are added in a fixed order: bitwise repeatable;
+    # and the column route (TORCH_OCL_CONV_WGRAD=0) agrees to float rounding
+    torch.manual_seed(8)
+    x, gy = torch.randn(4, 16, 20, 20), torch.randn(4, 24, 20, 20)
+    grads = [torch.nn.grad.conv2d_weight(x.to(DEV), (24, 16, 3, 3), gy.to(DEV), padding=1).cpu() for _ in range(2)]
+    assert torch.equal(grads[0], grads[1])
+    monkeypatch.setenv("TORCH_OCL_CONV_WGRAD", "0")
+    col = torch.nn.grad.conv2d_weight(x.to(DEV), (24, 16, 3, 3), gy.to(DEV), padding=1).cpu()
+    torch.testing.assert_close(grads[0], col, rtol=1e-5, atol=1e-4)
