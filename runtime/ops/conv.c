@@ -275,6 +275,8 @@ static tocl_status conv_dw2d_run(int dev, int stream, tocl_dtype dt, const conv_
  * per-(column, row block) sums into a workspace, then a sum per weight. */
 static tocl_status conv_dw2d_bwd_w(int dev, int stream, tocl_dtype dt, const conv_geo *g, cl_mem x, cl_mem dy,
                                    cl_mem gw, tocl_conv_dw_params *q) {
+    /* rows per block: up to 16 (TORCH_OCL_CONV_DW_WR overrides; 3x3 256ch
+     * 28x28 b8 on a loaded host: 4 rows 2.7-5.3 ms, 14 rows 1.7-2.0 ms) */
     const char *ev = tocl_env("TORCH_OCL_CONV_DW_WR");
     int64_t maxr = ev && atoi(ev) > 0 ? atoi(ev) : 16;
     int64_t nblk = (q->oh + maxr - 1) / maxr;
