@@ -343,6 +343,138 @@ __kernel void conv_depthwise_bwd_weight(__global const X_T *x, __global const X_
     STX(gw, p.w_off + i, (s0 + s1) + (s2 + s3));
 }
 
+/* ------------------------------------------------------------ depthwise 2-d */
+
+/* Depthwise 2-d convolution with the kernel size and stride compiled in
+ * (tocl_conv_dw_params in conv_params.h). PoCL runs a work-group's items
+ * in loops and vectorises across dimension 0, so dimension 0 is the
+ * output column: neighbouring work-items read neighbouring input columns
+ * (one vector load per tap column) and the per-item code has no loop over
+ * columns. Each work-item owns DW_R output rows of one column and reads
+ * each of their (DW_R - 1) * SH + KH input rows once, adding every read to
+ * the rows it reaches; the loops over rows and taps are unrolled, so the
+ * DW_R sums stay in registers (a dynamically indexed accumulator array
+ * lives in memory and made the old kernel a load-FMA-store chain).
+ * Out-of-range rows and columns read as zero through a masked load. */
+#ifdef DW_KH
+#define DW_KVOL (DW_KH * DW_KW)
+#define DW_IR ((DW_R - 1) * DW_SH + DW_KH) /* input rows per work-item */
+
+__kernel void conv_dw2d(__global const X_T *in, __global const X_T *w, __global const X_T *bias,
+                        __global X_T *out, tocl_conv_dw_params p)
+{
+    int col = (int)get_global_id(0);
+    long t = get_global_id(1); /* (n, o, row block) */
+    if (t >= p.N * p.CO * p.rb)
+        return;
+    long no = t / p.rb, o = no % p.CO, n = no / p.CO;
+    int r0 = (int)(t % p.rb) * DW_R;
+    int ih = (int)p.ih, iw = (int)p.iw, oh = (int)p.oh, ow = (int)p.ow;
+    int row0 = r0 * DW_SH - (int)p.ph, c0 = col * DW_SW - (int)p.pw;
+    bool live = col < ow;
+    acc_t b = p.has_bias ? LDX(bias, p.b_off + o) : (acc_t)0;
+    acc_t acc[DW_R];
+    _Pragma("unroll") for (int r = 0; r < DW_R; r++)
+        acc[r] = b;
+#ifdef DW_BWD /* input gradient: y channels o * DW_M + m, flipped kernel (unrolled: a loop here would stop PoCL vectorising) */
+    _Pragma("unroll") for (int m = 0; m < DW_M; m++) {
+        long ic = o * DW_M + m;
+#else
+    {
+        long ic = o / p.cyg;
+#endif
+        __global const X_T *ip = in + p.in_off + (n * p.CI + ic) * ih * iw;
+        acc_t wv[DW_KVOL];
+#ifdef DW_BWD
+        _Pragma("unroll") for (int j = 0; j < DW_KVOL; j++)
+            wv[j] = LDX(w, p.w_off + ic * DW_KVOL + DW_KVOL - 1 - j);
+#else
+        _Pragma("unroll") for (int j = 0; j < DW_KVOL; j++)
+            wv[j] = LDX(w, p.w_off + o * DW_KVOL + j);
+#endif
+        _Pragma("unroll") for (int ir = 0; ir < DW_IR; ir++) {
+            int row = row0 + ir;
+            bool rok = live && row >= 0 && row < ih;
+            _Pragma("unroll") for (int kw = 0; kw < DW_KW; kw++) {
+                int cc = c0 + kw;
+                acc_t v = rok && cc >= 0 && cc < iw ? LDX(ip, row * iw + cc) : (acc_t)0;
+                _Pragma("unroll") for (int r = 0; r < DW_R; r++) {
+                    int kh = ir - r * DW_SH; /* a constant once unrolled */
+                    if (kh >= 0 && kh < DW_KH)
+                        acc[r] += wv[kh * DW_KW + kw] * v;
+                }
+            }
+        }
+    }
+    __global X_T *op = out + p.out_off + (n * p.CO + o) * oh * ow + col;
+    _Pragma("unroll") for (int r = 0; r < DW_R; r++)
+        if (live && r0 + r < oh)
+            STX(op, (r0 + r) * ow, acc[r]);
+}
+
+/* Weight gradient, first pass (no loops, as conv_dw2d): a work-item per
+ * (column, block of DW_R y rows, n, o) sums dy * x over its rows for every
+ * tap: part[((o * KVOL + j) * N + n) * rb + block][column], from element
+ * b_off of part. Each input row
+ * is read once and added to every (row, tap) it reaches. */
+__kernel void conv_dw2d_bwd_w(__global const X_T *x, __global const X_T *gy, __global acc_t *part,
+                              tocl_conv_dw_params p)
+{
+    int col = (int)get_global_id(0);
+    long t = get_global_id(1); /* (n, o, row block) */
+    if (t >= p.N * p.CO * p.rb)
+        return;
+    long blk = t % p.rb, no = t / p.rb, o = no % p.CO, n = no / p.CO;
+    int r0 = (int)blk * DW_R;
+    int ih = (int)p.ih, iw = (int)p.iw, oh = (int)p.oh, ow = (int)p.ow;
+    int row0 = r0 * DW_SH - (int)p.ph, c0 = col * DW_SW - (int)p.pw;
+    bool live = col < ow;
+    __global const X_T *xp = x + p.in_off + (n * p.CI + o / p.cyg) * ih * iw;
+    __global const X_T *yp = gy + p.out_off + (n * p.CO + o) * oh * ow + col;
+    acc_t dy[DW_R], acc[DW_KVOL];
+    _Pragma("unroll") for (int r = 0; r < DW_R; r++)
+        dy[r] = live && r0 + r < oh ? LDX(yp, (r0 + r) * ow) : (acc_t)0;
+    _Pragma("unroll") for (int j = 0; j < DW_KVOL; j++)
+        acc[j] = 0;
+    _Pragma("unroll") for (int ir = 0; ir < DW_IR; ir++) {
+        int row = row0 + ir;
+        bool rok = live && row >= 0 && row < ih;
+        _Pragma("unroll") for (int kw = 0; kw < DW_KW; kw++) {
+            int cc = c0 + kw;
+            acc_t v = rok && cc >= 0 && cc < iw ? LDX(xp, row * iw + cc) : (acc_t)0;
+            _Pragma("unroll") for (int r = 0; r < DW_R; r++) {
+                int kh = ir - r * DW_SH;
+                if (kh >= 0 && kh < DW_KH)
+                    acc[kh * DW_KW + kw] += dy[r] * v;
+            }
+        }
+    }
+    long step = p.N * p.rb * ow;
+    __global acc_t *pp = part + p.b_off + ((o * DW_KVOL * p.N + n) * p.rb + blk) * ow + col;
+    _Pragma("unroll") for (int j = 0; j < DW_KVOL; j++)
+        if (live)
+            pp[j * step] = acc[j];
+}
+
+/* Second pass: gw[o, j] = the sum of part's run for (o, j), N * rb * ow
+ * values, in four interleaved partial sums (a fixed order). */
+__kernel void conv_dw2d_bwd_w_sum(__global const acc_t *part, __global X_T *gw, tocl_conv_dw_params p)
+{
+    long i = get_global_id(0);
+    if (i >= p.CO * DW_KVOL)
+        return;
+    long len = p.N * p.rb * p.ow;
+    __global const acc_t *s = part + p.b_off + i * len;
+    acc_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    long q = 0;
+    for (; q + 4 <= len; q += 4)
+        s0 += s[q], s1 += s[q + 1], s2 += s[q + 2], s3 += s[q + 3];
+    for (; q < len; q++)
+        s0 += s[q];
+    STX(gw, p.w_off + i, (s0 + s1) + (s2 + s3));
+}
+#endif
+
 /* ------------------------------------------------------------ implicit GEMM */
 
 /* Stride-1 convolution as a product whose B operand is read straight from

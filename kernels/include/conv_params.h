@@ -73,4 +73,18 @@ typedef struct tocl_conv_ig_params {
     tocl_cv_i64 Mp, nsplit, hb, first, dyt_off, part_off;
 } tocl_conv_ig_params;
 
+/* Depthwise 2-d (conv_dw2d* in kernels/conv.cl): a dense input [N, CI,
+ * ih, iw] to a dense output [N, CO, oh, ow]. Output row o_r, column o_c
+ * reads input row o_r * SH - ph + kh and column o_c * SW - pw + kw (ph,
+ * pw may be negative). Forward: output channel o reads input channel
+ * o / cyg. Input gradient (DW_BWD, stride 1): output channel c is summed
+ * over input (y) channels c * cyg + m with the flipped kernel. rb row
+ * blocks of DW_R rows per plane; bias[o] is added when has_bias. */
+typedef struct tocl_conv_dw_params {
+    tocl_cv_i64 N, CO, CI, cyg;
+    tocl_cv_i64 ih, iw, oh, ow, ph, pw;
+    tocl_cv_i64 rb;
+    tocl_cv_i64 in_off, w_off, out_off, b_off, has_bias;
+} tocl_conv_dw_params;
+
 #endif

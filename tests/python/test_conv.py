@@ -371,3 +371,78 @@ def test_weight_gradient_deterministic_and_matches_column_route(monkeypatch):
     monkeypatch.setenv("TORCH_OCL_CONV_WGRAD", "0")
     col = torch.nn.grad.conv2d_weight(x.to(DEV), (24, 16, 3, 3), gy.to(DEV), padding=1).cpu()
     torch.testing.assert_close(grads[0], col, rtol=1e-5, atol=1e-4)
+
+# Depthwise 2-d, stride 1 (conv_dw2d*: kernel size compiled in, DW_R = 7
+# output rows per work-item, weight-gradient blocks of up to 16 rows,
+# column tiles of up to 64): odd sizes, batch 1, padding 0/1/2 and larger
+# than the kernel, 5x5 and 7x1, channel multipliers 2 and 4 (the input
+# gradient's unrolled sum) and 5 (past it: the generic kernel), planes
+# taller than a row block and wider than a column tile; stride 2 stays on
+# the generic kernel.
+DW_CASES = {
+    "odd": ((9, 11), 2, 5, 5, 3, dict(groups=5, padding=1)),
+    "b1_pad0": ((13, 7), 1, 4, 4, 3, dict(groups=4)),
+    "pad2_k3": ((6, 5), 2, 3, 3, 3, dict(groups=3, padding=2)),
+    "k5_pad2": ((15, 14), 2, 4, 4, 5, dict(groups=4, padding=2)),
+    "k7x1": ((10, 9), 1, 2, 2, (7, 1), dict(groups=2, padding=(3, 0))),
+    "mult2": ((8, 10), 2, 3, 6, 3, dict(groups=3, padding=1)),
+    "mult4": ((7, 6), 1, 2, 8, 3, dict(groups=2, padding=1)),
+    "mult5": ((6, 7), 1, 2, 10, 3, dict(groups=2, padding=1)),
+    "tall_wide": ((37, 75), 2, 2, 2, 3, dict(groups=2, padding=1)),
+    "stride2": ((11, 12), 2, 4, 4, 3, dict(groups=4, padding=1, stride=2)),
+    "1d": ((29,), 2, 3, 3, 3, dict(groups=3, padding=1)),
+}
+
+
+def dw_inputs(name, dtype):
+    size, n, cin, cout, k, kw = DW_CASES[name]
+    return make_inputs((size, n, cin, cout, k, kw, False), dtype)
+
+
+@pytest.mark.parametrize("name", list(DW_CASES))
+def test_depthwise_float32(name):
+    run(*dw_inputs(name, torch.float32), torch.float32)
+
+
+@pytest.mark.parametrize("dtype", [d for d in FLOAT_DTYPES if d != torch.float32], ids=dtype_id)
+@pytest.mark.parametrize("name", ["odd", "k5_pad2", "mult2"])
+def test_depthwise_dtypes(name, dtype):
+    run(*dw_inputs(name, dtype), dtype)
+
+
+@pytest.mark.parametrize("name", ["odd", "mult2"])
+def test_depthwise_channels_last(name):
+    out, _ = run(*dw_inputs(name, torch.float32), torch.float32, memory_format=torch.channels_last)
+    assert out.is_contiguous(memory_format=torch.channels_last)
+
+
+def test_depthwise_non_contiguous():
+    x = rand((2, 4, 9, 16), torch.float32, 1)
+    w = rand((4, 1, 3, 3), torch.float32, 2)
+    xo = x.to(DEV)[:, :, :, ::2]  # strided columns
+    assert not xo.is_contiguous()
+    ref = F.conv2d(x[:, :, :, ::2].double(), w.double(), padding=1, groups=4)
+    check(F.conv2d(xo, w.to(DEV), padding=1, groups=4), ref, torch.float32, "output")
+
+
+def test_depthwise_empty_batch():
+    x = torch.zeros(0, 4, 7, 7, device=DEV, requires_grad=True)
+    w = rand((4, 1, 3, 3), torch.float32, 2).to(DEV).requires_grad_()
+    y = F.conv2d(x, w, padding=1, groups=4)
+    assert y.shape == (0, 4, 7, 7)
+    gx, gw = torch.autograd.grad(y, (x, w), torch.zeros_like(y))
+    assert gx.shape == x.shape and gw.cpu().abs().max().item() == 0
+
+
+@pytest.mark.parametrize("name", ["odd", "k5_pad2", "mult2"])
+def test_depthwise_routes_agree(name, monkeypatch):
+    """conv_dw2d* against the generic depthwise kernels (TORCH_OCL_CONV_DW2D=0)."""
+    fn, x, w, b, kw = dw_inputs(name, torch.float32)
+    outs = []
+    for route in ("1", "0"):
+        monkeypatch.setenv("TORCH_OCL_CONV_DW2D", route)
+        outs.append(run(fn, x, w, b, kw, torch.float32))
+    (y1, g1), (y0, g0) = outs
+    torch.testing.assert_close(y1.cpu(), y0.cpu(), atol=1e-5, rtol=1e-5)
+    for a, c in zip(g1, g0):
+        torch.testing.assert_close(a.cpu(), c.cpu(), atol=1e-5, rtol=1e-5)
