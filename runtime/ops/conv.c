@@ -383,18 +383,26 @@ typedef struct conv_ig_job {
     int flip, has_bias;
 } conv_ig_job;
 
+/* The implicit products' common start (conv_ig, conv_wg): the GEMM's
+ * default register block, as build options too, and the padded input's
+ * geometry. */
+static void conv_ig_begin(int dev, tocl_gemm_config *cfg, char *extra, size_t cap, tocl_conv_ig_params *p, int64_t C,
+                          int64_t M, const int64_t x[3], const int64_t pad[3]) {
+    tocl_gemm_default_config(dev, TOCL_F32, cfg);
+    snprintf(extra, cap, " -DIG_RM=%d -DIG_VW=%d -DIG_NV=%d", cfg->rm, cfg->vw, cfg->nv);
+    memset(p, 0, sizeof *p);
+    p->C = C, p->M = M;
+    p->x0 = x[0], p->x1 = x[1], p->x2 = x[2];
+    p->p0 = pad[0], p->p1 = pad[1], p->p2 = pad[2];
+    p->P0 = p->x0 + 2 * p->p0, p->P1 = p->x1 + 2 * p->p1, p->P2 = p->x2 + 2 * p->p2;
+}
+
 static tocl_status conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_job *j) {
     tocl_gemm_config cfg;
-    tocl_gemm_default_config(dev, TOCL_F32, &cfg);
-    int64_t rm = cfg.rm, rn = (int64_t)cfg.vw * cfg.nv;
     char extra[96];
-    snprintf(extra, sizeof extra, " -DIG_RM=%d -DIG_VW=%d -DIG_NV=%d", cfg.rm, cfg.vw, cfg.nv);
     tocl_conv_ig_params p;
-    memset(&p, 0, sizeof p);
-    p.C = j->C, p.M = j->M;
-    p.x0 = j->sx[0], p.x1 = j->sx[1], p.x2 = j->sx[2];
-    p.p0 = j->pad[0], p.p1 = j->pad[1], p.p2 = j->pad[2];
-    p.P0 = p.x0 + 2 * p.p0, p.P1 = p.x1 + 2 * p.p1, p.P2 = p.x2 + 2 * p.p2;
+    conv_ig_begin(dev, &cfg, extra, sizeof extra, &p, j->C, j->M, j->sx, j->pad);
+    int64_t rm = cfg.rm, rn = (int64_t)cfg.vw * cfg.nv;
     p.S = (p.P0 * p.P1 * p.P2 + 15) / 16 * 16;
     p.tail = rn + 16;
     p.y0 = j->so[0], p.y1 = j->so[1], p.y2 = j->so[2], p.L = p.y0 * p.y1 * p.y2;
@@ -487,16 +495,11 @@ static int64_t conv_round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m;
 static tocl_status conv_wg_run(int dev, int stream, tocl_dtype dt, const tocl_conv_desc *d, const conv_geo *g,
                                const conv_opnd *ox, const conv_opnd *oy, const conv_opnd *ow) {
     tocl_gemm_config cfg;
-    tocl_gemm_default_config(dev, TOCL_F32, &cfg);
-    int64_t rm = cfg.rm, rn = (int64_t)cfg.vw * cfg.nv;
     char extra[96];
-    snprintf(extra, sizeof extra, " -DIG_RM=%d -DIG_VW=%d -DIG_NV=%d", cfg.rm, cfg.vw, cfg.nv);
     tocl_conv_ig_params p;
-    memset(&p, 0, sizeof p);
-    p.C = d->cx, p.M = d->cy, p.Mp = conv_round_up(d->cy, rn);
-    p.x0 = g->x[0], p.x1 = g->x[1], p.x2 = g->x[2];
-    p.p0 = g->p[0], p.p1 = g->p[1], p.p2 = g->p[2];
-    p.P0 = p.x0 + 2 * p.p0, p.P1 = p.x1 + 2 * p.p1, p.P2 = p.x2 + 2 * p.p2;
+    conv_ig_begin(dev, &cfg, extra, sizeof extra, &p, d->cx, d->cy, g->x, g->p);
+    int64_t rm = cfg.rm, rn = (int64_t)cfg.vw * cfg.nv;
+    p.Mp = conv_round_up(d->cy, rn);
     int direct = dt == TOCL_F32 && !p.p0 && !p.p1 && !p.p2; /* x is its own padded copy */
     p.S = direct ? g->xvol : conv_round_up(p.P0 * p.P1 * p.P2, 16);
     p.y0 = g->y[0], p.y1 = g->y[1], p.y2 = g->y[2], p.L = g->L;
