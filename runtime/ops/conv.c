@@ -6,16 +6,14 @@
  * host loop over the smaller: a plain convolution is one GEMM over the
  * batch, a depthwise one a GEMM per batch item over the channels. The
  * column matrix is built for as many batch items as fit CONV_COL_BUDGET;
- * larger batches run in chunks. */
+ * larger batches run in chunks. CPU devices take the implicit products
+ * (conv_implicit.c) and the depthwise kernels (conv_depthwise.c) where
+ * they apply; the entry points here choose. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "conv_params.h"
-#include "ops/nn_internal.h"
-#include "tocl/conv.h"
-#include "ops/gemm_internal.h"
-#include "tocl/gemm.h"
+#include "ops/conv_internal.h"
 
 /* Column workspace per chunk: large enough that a chunk's GEMM amortises
  * its launches, small enough to stay a modest share of device memory.
@@ -23,7 +21,7 @@
  * with small tensors. */
 #define CONV_COL_BUDGET ((int64_t)256 << 20)
 
-static int64_t conv_budget(void) {
+int64_t tocl_conv_budget(void) {
     const char *v = tocl_env("TORCH_OCL_CONV_WORKSPACE");
     long long b = v ? atoll(v) : 0;
     return b > 0 ? (int64_t)b : CONV_COL_BUDGET;
@@ -46,12 +44,6 @@ static int conv_depthwise_enabled(void) {
 
 static int64_t vol3(const int64_t *s) { return s[0] * s[1] * s[2]; }
 
-/* The descriptor with spatial dims right-aligned in 3 (leading size 1). */
-typedef struct conv_geo {
-    int64_t x[3], y[3], k[3], s[3], p[3], d[3];
-    int64_t xvol, L, kvol;
-    int64_t cxg, cyg, Kg; /* channels per group; Kg = cxg * kvol, the GEMM depth */
-} conv_geo;
 
 static tocl_status conv_check(const tocl_conv_desc *d, const char *what, conv_geo *g) {
     if (!d)
@@ -83,7 +75,7 @@ static tocl_status conv_check(const tocl_conv_desc *d, const char *what, conv_ge
 }
 
 /* 1x1 kernel, stride 1, no padding: the column matrix is x itself. */
-static int conv_pointwise(const conv_geo *g) {
+int tocl_conv_pointwise(const conv_geo *g) {
     for (int i = 0; i < 3; i++)
         if (g->k[i] != 1 || g->s[i] != 1 || g->p[i] != 0 || g->x[i] != g->y[i])
             return 0;
@@ -103,8 +95,8 @@ static void conv_params_init(const conv_geo *g, int64_t n, int64_t c, tocl_conv_
 }
 
 /* Batch items per chunk so that `per_item` workspace elements each fit the budget. */
-static int64_t conv_chunk(int64_t batch, int64_t per_item, size_t esz) {
-    int64_t n = per_item > 0 ? conv_budget() / (per_item * (int64_t)esz) : batch;
+int64_t tocl_conv_chunk(int64_t batch, int64_t per_item, size_t esz) {
+    int64_t n = per_item > 0 ? tocl_conv_budget() / (per_item * (int64_t)esz) : batch;
     if (n < 1)
         n = 1;
     return n < batch ? n : batch;
@@ -112,11 +104,6 @@ static int64_t conv_chunk(int64_t batch, int64_t per_item, size_t esz) {
 
 /* ------------------------------------------------------------ operands */
 
-typedef struct conv_opnd {
-    tocl_addr addr;
-    cl_mem buf;
-    cl_long off;
-} conv_opnd;
 
 static tocl_status conv_operand(int dev, const tocl_tensor *t, tocl_dtype dt, int64_t numel, const char *what,
                                 conv_opnd *o) {
@@ -130,7 +117,7 @@ static tocl_status conv_operand(int dev, const tocl_tensor *t, tocl_dtype dt, in
 }
 
 /* A workspace of n elements (tied to the stream) resolved for kernels. */
-static tocl_status conv_workspace(int dev, int stream, int64_t n, size_t esz, conv_opnd *o) {
+tocl_status tocl_conv_workspace(int dev, int stream, int64_t n, size_t esz, conv_opnd *o) {
     tocl_ops_scratch w;
     memset(o, 0, sizeof *o);
     TOCL_TRY(tocl_ops_scratch_get(dev, stream, n, esz, &w));
@@ -141,7 +128,7 @@ static tocl_status conv_workspace(int dev, int stream, int64_t n, size_t esz, co
 /* ------------------------------------------------------------ kernels */
 
 /* extra: further build options ("" for none). */
-static tocl_status conv_kernel(int dev, tocl_dtype dt, const char *extra, const char *name, tocl_ops_kernel **k) {
+tocl_status tocl_conv_kernel(int dev, tocl_dtype dt, const char *extra, const char *name, tocl_ops_kernel **k) {
     char opts[1024];
     TOCL_TRY(tocl_nn_options(dev, "X", &dt, 1, opts, sizeof opts - 64));
     const char *bits = dt == TOCL_F64 ? "ulong" : dt == TOCL_F32 ? "uint" : "ushort";
@@ -150,12 +137,12 @@ static tocl_status conv_kernel(int dev, tocl_dtype dt, const char *extra, const 
     return tocl_ops_kernel_get(dev, "conv", name, opts, k);
 }
 
-static tocl_status conv_launch_opt(int dev, int stream, tocl_dtype dt, const char *extra, const char *name,
+tocl_status tocl_conv_launch_opt(int dev, int stream, tocl_dtype dt, const char *extra, const char *name,
                                    int64_t items, const tocl_ops_arg *args, int nargs) {
     if (items <= 0)
         return TOCL_OK;
     tocl_ops_kernel *k;
-    TOCL_TRY(conv_kernel(dev, dt, extra, name, &k));
+    TOCL_TRY(tocl_conv_kernel(dev, dt, extra, name, &k));
     size_t local = tocl_nn_item_size(dev, k);
     size_t global = ((size_t)items + local - 1) / local * local;
     return tocl_nn_launch(dev, stream, k, global, local, args, nargs);
@@ -163,7 +150,7 @@ static tocl_status conv_launch_opt(int dev, int stream, tocl_dtype dt, const cha
 
 static tocl_status conv_launch(int dev, int stream, tocl_dtype dt, const char *name, int64_t items,
                                const tocl_ops_arg *args, int nargs) {
-    return conv_launch_opt(dev, stream, dt, "", name, items, args, nargs);
+    return tocl_conv_launch_opt(dev, stream, dt, "", name, items, args, nargs);
 }
 
 /* col[n, r, q] (strides p->col_sn, p->col_sr, 1) := x windows. */
@@ -178,7 +165,7 @@ static tocl_status conv_col2im(int dev, int stream, tocl_dtype dt, int col_f32, 
     if (!bias)
         bias = x; /* never read */
     tocl_ops_arg a[] = {{sizeof col, &col}, {sizeof x, &x}, {sizeof bias, &bias}, {sizeof *p, p}};
-    return conv_launch_opt(dev, stream, dt, col_f32 ? " -DCV_COL_F32" : "", "conv_col2im",
+    return tocl_conv_launch_opt(dev, stream, dt, col_f32 ? " -DCV_COL_F32" : "", "conv_col2im",
                            p->N * p->C * p->x0 * p->x1, a, 4);
 }
 
@@ -193,126 +180,6 @@ static tocl_status conv_im2col_packed(int dev, int stream, tocl_dtype dt, cl_mem
                                       const tocl_conv_params *p) {
     tocl_ops_arg a[] = {{sizeof x, &x}, {sizeof col, &col}, {sizeof *p, p}};
     return conv_launch(dev, stream, dt, "conv_im2col_packed", p->N * p->C * p->kvol * p->y0 * p->y1, a, 3);
-}
-
-/* ------------------------------------------------------------ depthwise 2-d */
-
-/* TORCH_OCL_CONV_DW2D=0 keeps depthwise convolutions on the generic direct
- * kernels (conv_depthwise*), for comparisons. */
-static int conv_dw2d_enabled(void) {
-    const char *v = tocl_env("TORCH_OCL_CONV_DW2D");
-    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
-}
-
-/* Output rows per work-item of conv_dw2d: each input row is read once per
- * DW_R rows instead of once per tap row (TORCH_OCL_CONV_DW_R overrides,
- * 1..8). 3x3 256ch 28x28 batch 8 forward, best of 10: 1.38 ms with 2 rows,
- * 0.96 with 4, 0.83 with 7, 0.92 with 8. */
-static int conv_dw2d_rows(void) {
-    const char *v = tocl_env("TORCH_OCL_CONV_DW_R");
-    int r = v ? atoi(v) : 0;
-    return r >= 1 && r <= 8 ? r : 7;
-}
-
-/* The compiled-in kernels take 1-d/2-d depthwise convolutions without
- * dilation, kernels up to 7x7, stride 1 (the input gradient: channel
- * multiplier up to 4); plane indices are int. Others take conv_depthwise*.
- * Stride 2 is not faster this way (3x3 128ch 56x56 batch 8: 4.4-4.7 ms
- * against 4.1 ms forward): the stride-2 column reads under a mask do not
- * vectorise; the kernels keep DW_SH/DW_SW for a later attempt. */
-static int conv_dw2d_usable(const conv_geo *g, int bwd_data) {
-    if (!conv_dw2d_enabled() || g->x[0] != 1 || g->y[0] != 1 || g->k[0] != 1 || g->p[0] != 0)
-        return 0;
-    for (int i = 1; i < 3; i++)
-        if (g->d[i] != 1 || g->k[i] < 1 || g->k[i] > 7 || g->s[i] != 1)
-            return 0;
-    if (bwd_data && g->cyg > 4) /* its channel multiplier is unrolled */
-        return 0;
-    return g->x[1] * g->x[2] < ((int64_t)1 << 30) && g->y[1] * g->y[2] < ((int64_t)1 << 30);
-}
-
-/* Work-group shape: dimension 0 the columns (a multiple of 8, at most 64:
- * wider rows take several column tiles), dimension 1 enough rows for about
- * 128 work-items. */
-static void conv_dw2d_local(int64_t cols, size_t local[2]) {
-    int64_t tiles = (cols + 63) / 64, l0 = ((cols + tiles - 1) / tiles + 7) / 8 * 8;
-    local[0] = (size_t)l0;
-    local[1] = l0 >= 128 ? 1 : (size_t)(128 / l0);
-}
-
-/* mult: the input gradient's y channels per x channel (0: forward). */
-static tocl_status conv_dw2d_kernel(int dev, tocl_dtype dt, const conv_geo *g, int rows, int bwd_data, int mult,
-                                    const char *name, tocl_ops_kernel **k) {
-    char extra[128];
-    snprintf(extra, sizeof extra, " -DDW_KH=%d -DDW_KW=%d -DDW_SH=%d -DDW_SW=%d -DDW_R=%d", (int)g->k[1],
-             (int)g->k[2], (int)g->s[1], (int)g->s[2], rows);
-    if (bwd_data)
-        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " -DDW_BWD -DDW_M=%d", mult);
-    return conv_kernel(dev, dt, extra, name, k);
-}
-
-/* out := depthwise convolution of in (forward; input gradient with
- * bwd_data), q's sizes, channels and offsets filled in by the caller. */
-static tocl_status conv_dw2d_run(int dev, int stream, tocl_dtype dt, const conv_geo *g, int bwd_data, cl_mem in,
-                                 cl_mem w, cl_mem bias, cl_mem out, tocl_conv_dw_params *q) {
-    int rows = conv_dw2d_rows();
-    tocl_ops_kernel *k;
-    TOCL_TRY(conv_dw2d_kernel(dev, dt, g, rows, bwd_data, (int)q->cyg, "conv_dw2d", &k));
-    q->rb = (q->oh + rows - 1) / rows;
-    size_t local[2], global[2];
-    conv_dw2d_local(q->ow, local);
-    int64_t items = q->N * q->CO * q->rb;
-    global[0] = ((size_t)q->ow + local[0] - 1) / local[0] * local[0];
-    global[1] = ((size_t)items + local[1] - 1) / local[1] * local[1];
-    if (items == 0 || q->ow == 0)
-        return TOCL_OK;
-    tocl_ops_arg a[] = {{sizeof in, &in}, {sizeof w, &w}, {sizeof bias, &bias}, {sizeof out, &out}, {sizeof *q, q}};
-    return tocl_ops_launch(dev, stream, k, 2, global, local, a, 5);
-}
-
-/* gw := weight gradient from x and dy (q: in = x, out = dy, w_off = gw's;
- * b_off carries the workspace's offset):
- * per-(column, row block) sums into a workspace, then a sum per weight. */
-static tocl_status conv_dw2d_bwd_w(int dev, int stream, tocl_dtype dt, const conv_geo *g, cl_mem x, cl_mem dy,
-                                   cl_mem gw, tocl_conv_dw_params *q) {
-    /* rows per block: up to 16 (TORCH_OCL_CONV_DW_WR overrides; 3x3 256ch
-     * 28x28 b8 on a loaded host: 4 rows 2.7-5.3 ms, 14 rows 1.7-2.0 ms) */
-    const char *ev = tocl_env("TORCH_OCL_CONV_DW_WR");
-    int64_t maxr = ev && atoi(ev) > 0 ? atoi(ev) : 16;
-    int64_t nblk = (q->oh + maxr - 1) / maxr;
-    int rows = q->oh > 0 ? (int)((q->oh + nblk - 1) / nblk) : 1; /* <= 16, blocks of equal size */
-    q->rb = q->oh > 0 ? (q->oh + rows - 1) / rows : 0;
-    size_t accsz = dt == TOCL_F64 ? 8 : 4;
-    int64_t items = q->N * q->CO * q->rb, nparts = items * g->kvol * q->ow;
-    conv_opnd part = {0};
-    tocl_ops_kernel *k1, *k2;
-    TOCL_TRY(conv_dw2d_kernel(dev, dt, g, rows, 0, 1, "conv_dw2d_bwd_w", &k1));
-    TOCL_TRY(conv_dw2d_kernel(dev, dt, g, rows, 0, 1, "conv_dw2d_bwd_w_sum", &k2));
-    TOCL_TRY(conv_workspace(dev, stream, nparts > 0 ? nparts : 1, accsz, &part));
-    tocl_status s = TOCL_OK;
-    if (nparts > 0) {
-        size_t local[2], global[2];
-        conv_dw2d_local(q->ow, local);
-        global[0] = ((size_t)q->ow + local[0] - 1) / local[0] * local[0];
-        global[1] = ((size_t)items + local[1] - 1) / local[1] * local[1];
-        tocl_conv_dw_params q1 = *q;
-        q1.b_off = part.off;
-        tocl_ops_arg a[] = {{sizeof x, &x}, {sizeof dy, &dy}, {sizeof part.buf, &part.buf}, {sizeof q1, &q1}};
-        s = tocl_ops_launch(dev, stream, k1, 2, global, local, a, 4);
-    }
-    if (s == TOCL_OK) { /* an empty batch or plane sums nothing: zeros */
-        tocl_conv_dw_params q2 = *q;
-        q2.b_off = part.off;
-        cl_mem pb = part.buf;
-        if (nparts <= 0)
-            q2.N = 0;
-        tocl_ops_arg a[] = {{sizeof pb, &pb}, {sizeof gw, &gw}, {sizeof q2, &q2}};
-        size_t local = tocl_nn_item_size(dev, k2);
-        size_t global = ((size_t)(q->CO * g->kvol) + local - 1) / local * local;
-        s = tocl_nn_launch(dev, stream, k2, global, local, a, 3);
-    }
-    tocl_status fs = tocl_mem_free(part.addr);
-    return s != TOCL_OK ? s : fs;
 }
 
 /* ------------------------------------------------------------ grouped GEMM */
@@ -348,241 +215,6 @@ static tocl_status conv_gemm(int dev, int stream, const tocl_gemm_desc *g0, int6
     return TOCL_OK;
 }
 
-/* ------------------------------------------------------------ implicit GEMM */
-
-#define CONV_IG_TAPS 64 /* IG_TAPS of kernels/conv.cl: taps per kernel */
-
-/* TORCH_OCL_CONV_IMPLICIT=0 turns the implicit GEMM off (comparisons, tests). */
-static int conv_ig_enabled(void) {
-    const char *v = tocl_env("TORCH_OCL_CONV_IMPLICIT");
-    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
-}
-
-/* Stride 1, one group, 16/32-bit storage on a CPU device, not a 1x1 with
- * no padding (that one needs no column matrix anyway). */
-static int conv_ig_usable(int dev, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt) {
-    if (!conv_ig_enabled() || d->groups != 1 || g->Kg <= 0 || conv_pointwise(g) || g->kvol > CONV_IG_TAPS ||
-        !(dt == TOCL_F32 || dt == TOCL_F16 || dt == TOCL_BF16) || tocl_dev_props(dev)->kind != TOCL_DEVICE_CPU)
-        return 0;
-    for (int i = 0; i < 3; i++)
-        if (g->s[i] != 1)
-            return 0;
-    return 1;
-}
-
-/* One stride-1 convolution of src [N, C, sx] (padding pad, kernel k,
- * dilation dil) into out [N, M, so] with the implicit GEMM; the weight
- * w [M, C, kvol], or with flip w [C, M, kvol] read as the transposed,
- * spatially flipped kernel (input gradient). Batch in chunks of the
- * workspace budget. */
-typedef struct conv_ig_job {
-    cl_mem src, w, out, bias;
-    int64_t src_off, w_off, out_off, b_off;
-    int64_t N, C, M;
-    int64_t sx[3], pad[3], k[3], dil[3], so[3];
-    int flip, has_bias;
-} conv_ig_job;
-
-/* The implicit products' common start (conv_ig, conv_wg): the GEMM's
- * default register block, as build options too, and the padded input's
- * geometry. */
-static void conv_ig_begin(int dev, tocl_gemm_config *cfg, char *extra, size_t cap, tocl_conv_ig_params *p, int64_t C,
-                          int64_t M, const int64_t x[3], const int64_t pad[3]) {
-    tocl_gemm_default_config(dev, TOCL_F32, cfg);
-    snprintf(extra, cap, " -DIG_RM=%d -DIG_VW=%d -DIG_NV=%d", cfg->rm, cfg->vw, cfg->nv);
-    memset(p, 0, sizeof *p);
-    p->C = C, p->M = M;
-    p->x0 = x[0], p->x1 = x[1], p->x2 = x[2];
-    p->p0 = pad[0], p->p1 = pad[1], p->p2 = pad[2];
-    p->P0 = p->x0 + 2 * p->p0, p->P1 = p->x1 + 2 * p->p1, p->P2 = p->x2 + 2 * p->p2;
-}
-
-static tocl_status conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_job *j) {
-    tocl_gemm_config cfg;
-    char extra[96];
-    tocl_conv_ig_params p;
-    conv_ig_begin(dev, &cfg, extra, sizeof extra, &p, j->C, j->M, j->sx, j->pad);
-    int64_t rm = cfg.rm, rn = (int64_t)cfg.vw * cfg.nv;
-    p.S = (p.P0 * p.P1 * p.P2 + 15) / 16 * 16;
-    p.tail = rn + 16;
-    p.y0 = j->so[0], p.y1 = j->so[1], p.y2 = j->so[2], p.L = p.y0 * p.y1 * p.y2;
-    p.Lg = ((p.y0 - 1) * p.P1 + p.y1 - 1) * p.P2 + p.y2;
-    p.k0 = j->k[0], p.k1 = j->k[1], p.k2 = j->k[2], p.kvol = p.k0 * p.k1 * p.k2;
-    p.d0 = j->dil[0], p.d1 = j->dil[1], p.d2 = j->dil[2];
-    p.w_off = j->w_off, p.b_off = j->b_off, p.has_bias = j->has_bias;
-    p.flip = j->flip, p.wC = j->M;
-    int64_t K = p.C * p.kvol, panels = (p.M + rm - 1) / rm;
-    /* tiles: up to 64 rows x 256 positions, shrunk for local memory and
-     * until every compute unit gets about two; K blocks of ~256 */
-    p.tm = panels * rm < 64 ? panels * rm : 64 / rm * rm;
-    if (p.tm < rm)
-        p.tm = rm;
-    p.tn = 256 / rn * rn;
-    if (p.tn < rn)
-        p.tn = rn;
-    p.cb = 256 / p.kvol > 1 ? 256 / p.kvol : 1;
-    const tocl_device_props *props = tocl_dev_props(dev);
-    while ((uint64_t)(p.tm * p.tn) * 4 > props->local_mem_bytes && p.tn > rn)
-        p.tn = (p.tn / 2 + rn - 1) / rn * rn;
-    int64_t want = 2 * (int64_t)props->compute_units;
-    while (j->N * ((p.M + p.tm - 1) / p.tm) * ((p.Lg + p.tn - 1) / p.tn) < want && p.tn > rn)
-        p.tn = (p.tn / 2 + rn - 1) / rn * rn;
-
-    int64_t nb = conv_chunk(j->N, p.C * p.S, 4);
-    conv_opnd ap = {0}, xp = {0};
-    tocl_status s = conv_workspace(dev, stream, panels * K * rm, 4, &ap);
-    if (s == TOCL_OK)
-        s = conv_workspace(dev, stream, nb * p.C * p.S + p.tail, 4, &xp);
-    tocl_ops_kernel *main_k = NULL;
-    if (s == TOCL_OK)
-        s = conv_kernel(dev, dt, extra, "conv_ig", &main_k);
-    if (s == TOCL_OK) {
-        tocl_conv_ig_params pw = p;
-        pw.N = 1, pw.ap_off = ap.off;
-        tocl_ops_arg a[] = {{sizeof j->w, &j->w}, {sizeof ap.buf, &ap.buf}, {sizeof pw, &pw}};
-        s = conv_launch_opt(dev, stream, dt, extra, "conv_ig_pack_w", panels * K, a, 3);
-    }
-    for (int64_t n0 = 0; n0 < j->N && s == TOCL_OK; n0 += nb) {
-        tocl_conv_ig_params q = p;
-        q.N = j->N - n0 < nb ? j->N - n0 : nb;
-        q.src_off = j->src_off + n0 * p.C * p.x0 * p.x1 * p.x2;
-        q.y_off = j->out_off + n0 * p.M * p.L;
-        q.xp_off = xp.off, q.ap_off = ap.off;
-        cl_mem src = j->src;
-        tocl_ops_arg pa[] = {{sizeof src, &src}, {sizeof xp.buf, &xp.buf}, {sizeof q, &q}};
-        s = conv_launch_opt(dev, stream, dt, extra, "conv_ig_pad", q.N * p.C * p.P0 * p.P1, pa, 3);
-        if (s != TOCL_OK)
-            break;
-        cl_mem bias = j->has_bias ? j->bias : j->out;
-        size_t global[3] = {(size_t)((p.Lg + p.tn - 1) / p.tn), (size_t)((p.M + p.tm - 1) / p.tm), (size_t)q.N};
-        size_t local[3] = {1, 1, 1};
-        tocl_ops_arg ma[] = {{sizeof ap.buf, &ap.buf}, {sizeof xp.buf, &xp.buf}, {sizeof j->out, &j->out},
-                             {sizeof bias, &bias}, {sizeof q, &q}, {(size_t)(p.tm * p.tn) * 4, NULL}};
-        s = tocl_ops_launch(dev, stream, main_k, 3, global, local, ma, 6);
-    }
-    conv_opnd *ws[] = {&ap, &xp};
-    for (int i = 0; i < 2; i++) {
-        tocl_status fs = ws[i]->addr ? tocl_mem_free(ws[i]->addr) : TOCL_OK;
-        if (s == TOCL_OK)
-            s = fs;
-    }
-    return s;
-}
-
-/* ------------------------------------------------------------ implicit weight gradient */
-
-/* TORCH_OCL_CONV_WGRAD=0 sends the weight gradient back to im2col + GEMM
- * (comparisons, tests); TORCH_OCL_CONV_IMPLICIT=0 does too. */
-static int conv_wg_enabled(void) {
-    const char *v = tocl_env("TORCH_OCL_CONV_WGRAD");
-    return conv_ig_enabled() && !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
-}
-
-/* One group, 16/32-bit storage, a CPU device, a non-empty product: any
- * stride, padding and dilation (conv_wg reads taps at any plane offset). */
-static int conv_wg_usable(int dev, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt) {
-    return conv_wg_enabled() && d->groups == 1 && g->Kg > 0 && d->batch > 0 && g->L > 0 &&
-           (dt == TOCL_F32 || dt == TOCL_F16 || dt == TOCL_BF16) && tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
-}
-
-static int64_t conv_round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-/* gw (cy x Kg) from x and dy (kernels/conv.cl, conv_wg): per batch chunk, x
- * padded and widened into float planes (float32 x without padding is read
- * in place) and dy transposed into dyt; the product adds each split's
- * share into float partial sums, which conv_wg_reduce adds in a fixed
- * order and rounds once. */
-static tocl_status conv_wg_run(int dev, int stream, tocl_dtype dt, const tocl_conv_desc *d, const conv_geo *g,
-                               const conv_opnd *ox, const conv_opnd *oy, const conv_opnd *ow) {
-    tocl_gemm_config cfg;
-    char extra[96];
-    tocl_conv_ig_params p;
-    conv_ig_begin(dev, &cfg, extra, sizeof extra, &p, d->cx, d->cy, g->x, g->p);
-    int64_t rm = cfg.rm, rn = (int64_t)cfg.vw * cfg.nv;
-    p.Mp = conv_round_up(d->cy, rn);
-    int direct = dt == TOCL_F32 && !p.p0 && !p.p1 && !p.p2; /* x is its own padded copy */
-    p.S = direct ? g->xvol : conv_round_up(p.P0 * p.P1 * p.P2, 16);
-    p.y0 = g->y[0], p.y1 = g->y[1], p.y2 = g->y[2], p.L = g->L;
-    p.k0 = g->k[0], p.k1 = g->k[1], p.k2 = g->k[2], p.kvol = g->kvol;
-    p.d0 = g->d[0], p.d1 = g->d[1], p.d2 = g->d[2];
-    p.s0 = g->s[0], p.s1 = g->s[1], p.s2 = g->s[2];
-    p.w_off = ow->off;
-    int64_t K = g->Kg, Kp = conv_round_up(K, rm);
-    /* tiles: up to 64 rows x 128 columns; then enough splits of the depth
-     * that every compute unit gets about eight work-items (few tiles for
-     * thin weights; an even share on few units), within the rows there are
-     * and a partial-sum buffer of at most a quarter of the budget */
-    p.tm = Kp < 64 ? Kp : 64 / rm * rm;
-    if (p.tm < rm)
-        p.tm = rm;
-    p.tn = p.Mp < 128 ? p.Mp : 128 / rn * rn;
-    if (p.tn < rn)
-        p.tn = rn;
-    int64_t tiles = ((p.Mp + p.tn - 1) / p.tn) * ((Kp + p.tm - 1) / p.tm);
-    int64_t want = 8 * (int64_t)tocl_dev_props(dev)->compute_units;
-    int64_t depth_rows = d->batch * p.y0 * p.y1, max_split = conv_budget() / 4 / (Kp * p.Mp * 4);
-    p.nsplit = (want + tiles - 1) / tiles;
-    if (p.nsplit > depth_rows)
-        p.nsplit = depth_rows;
-    if (p.nsplit > max_split)
-        p.nsplit = max_split;
-    if (p.nsplit < 1)
-        p.nsplit = 1;
-    p.hb = 256 / p.y2 > 1 ? 256 / p.y2 : 1; /* ~256 positions of dyt per block */
-
-    int64_t nb = conv_chunk(d->batch, (direct ? 0 : p.C * p.S) + p.L * p.Mp, 4);
-    conv_opnd part = {0}, xp = {0}, dyt = {0};
-    tocl_status s = conv_workspace(dev, stream, p.nsplit * Kp * p.Mp, 4, &part);
-    if (s == TOCL_OK && !direct)
-        s = conv_workspace(dev, stream, nb * p.C * p.S, 4, &xp);
-    if (s == TOCL_OK)
-        s = conv_workspace(dev, stream, nb * p.L * p.Mp, 4, &dyt);
-    p.part_off = part.off, p.dyt_off = dyt.off;
-    for (int64_t n0 = 0; n0 < d->batch && s == TOCL_OK; n0 += nb) {
-        tocl_conv_ig_params q = p;
-        q.N = d->batch - n0 < nb ? d->batch - n0 : nb;
-        q.first = n0 == 0;
-        q.src_off = ox->off + n0 * p.C * g->xvol;
-        q.y_off = oy->off + n0 * p.M * p.L;
-        cl_mem xbuf = ox->buf;
-        if (direct) {
-            q.xp_off = q.src_off;
-        } else {
-            q.xp_off = xp.off;
-            xbuf = xp.buf;
-            cl_mem src = ox->buf;
-            tocl_ops_arg pa[] = {{sizeof src, &src}, {sizeof xp.buf, &xp.buf}, {sizeof q, &q}};
-            s = conv_launch_opt(dev, stream, dt, extra, "conv_ig_pad", q.N * p.C * p.P0 * p.P1, pa, 3);
-        }
-        cl_mem ybuf = oy->buf;
-        tocl_ops_arg ta[] = {{sizeof ybuf, &ybuf}, {sizeof dyt.buf, &dyt.buf}, {sizeof q, &q}};
-        if (s == TOCL_OK)
-            s = conv_launch_opt(dev, stream, dt, extra, "conv_wg_dyt", q.N * p.L, ta, 3);
-        tocl_ops_kernel *k = NULL;
-        if (s == TOCL_OK)
-            s = conv_kernel(dev, dt, extra, "conv_wg", &k);
-        if (s != TOCL_OK)
-            break;
-        size_t global[3] = {(size_t)((p.Mp + p.tn - 1) / p.tn), (size_t)((Kp + p.tm - 1) / p.tm), (size_t)p.nsplit};
-        size_t local[3] = {1, 1, 1};
-        tocl_ops_arg ma[] = {{sizeof xbuf, &xbuf}, {sizeof dyt.buf, &dyt.buf}, {sizeof part.buf, &part.buf},
-                             {sizeof q, &q}};
-        s = tocl_ops_launch(dev, stream, k, 3, global, local, ma, 4);
-    }
-    if (s == TOCL_OK) {
-        cl_mem wbuf = ow->buf;
-        tocl_ops_arg ra[] = {{sizeof part.buf, &part.buf}, {sizeof wbuf, &wbuf}, {sizeof p, &p}};
-        s = conv_launch_opt(dev, stream, dt, extra, "conv_wg_reduce", p.M * K, ra, 3);
-    }
-    conv_opnd *ws[] = {&part, &xp, &dyt};
-    for (int i = 0; i < 3; i++) {
-        tocl_status fs = ws[i]->addr ? tocl_mem_free(ws[i]->addr) : TOCL_OK;
-        if (s == TOCL_OK)
-            s = fs;
-    }
-    return s;
-}
-
 /* ------------------------------------------------------------ entry points */
 
 tocl_status tocl_conv_forward(int dev, int stream, const tocl_conv_desc *d, const tocl_tensor *x,
@@ -599,10 +231,10 @@ tocl_status tocl_conv_forward(int dev, int stream, const tocl_conv_desc *d, cons
         TOCL_TRY(conv_operand(dev, bias, dt, d->cy, "bias", &ob));
     if (d->batch * d->cy * g.L == 0)
         return TOCL_OK;
-    if (g.cxg == 1 && conv_depthwise_enabled() && conv_dw2d_usable(&g, 0)) {
+    if (g.cxg == 1 && conv_depthwise_enabled() && tocl_conv_dw2d_usable(&g, 0)) {
         tocl_conv_dw_params q = {d->batch, d->cy, d->cx, g.cyg, g.x[1], g.x[2], g.y[1], g.y[2], g.p[1], g.p[2], 0,
                                  ox.off, ow.off, oy.off, ob.off, bias != NULL};
-        return conv_dw2d_run(dev, stream, dt, &g, 0, ox.buf, ow.buf, bias ? ob.buf : ow.buf, oy.buf, &q);
+        return tocl_conv_dw2d_run(dev, stream, dt, &g, 0, ox.buf, ow.buf, bias ? ob.buf : ow.buf, oy.buf, &q);
     }
     if (g.cxg == 1 && conv_depthwise_enabled()) { /* one x channel per group: direct */
         tocl_conv_params p;
@@ -614,15 +246,15 @@ tocl_status tocl_conv_forward(int dev, int stream, const tocl_conv_desc *d, cons
                             {sizeof oy.buf, &oy.buf}, {sizeof p, &p}};
         return conv_launch(dev, stream, dt, "conv_depthwise", d->batch * d->cy * g.y[0] * g.y[1], a, 5);
     }
-    if (conv_ig_usable(dev, d, &g, dt)) { /* stride 1: implicit GEMM, no column matrix */
+    if (tocl_conv_ig_usable(dev, d, &g, dt)) { /* stride 1: implicit GEMM, no column matrix */
         conv_ig_job j = {ox.buf, ow.buf, oy.buf, bias ? ob.buf : NULL, ox.off, ow.off, oy.off, ob.off,
                          d->batch, d->cx, d->cy, {0}, {0}, {0}, {0}, {0}, 0, bias != NULL};
         for (int i = 0; i < 3; i++)
             j.sx[i] = g.x[i], j.pad[i] = g.p[i], j.k[i] = g.k[i], j.dil[i] = g.d[i], j.so[i] = g.y[i];
-        return conv_ig_run(dev, stream, dt, &j);
+        return tocl_conv_ig_run(dev, stream, dt, &j);
     }
     size_t esz = tocl_dtype_size(dt);
-    int pw = conv_pointwise(&g);
+    int pw = tocl_conv_pointwise(&g);
     /* CPU, one group, float32/float64: im2col writes the GEMM's packed
      * layout itself (no column matrix, no packing pass). The register
      * block, hence the panel width, is the same for every size on a CPU. */
@@ -635,7 +267,7 @@ tocl_status tocl_conv_forward(int dev, int stream, const tocl_conv_desc *d, cons
         W = (int64_t)cfg.vw * cfg.nv;
     }
     int64_t colsz = packed ? (g.L + W - 1) / W * W * g.Kg : d->cx * g.kvol * g.L;
-    int64_t nb = pw ? d->batch : conv_chunk(d->batch, colsz, esz);
+    int64_t nb = pw ? d->batch : tocl_conv_chunk(d->batch, colsz, esz);
     if (packed && nb < d->batch) { /* tiles for the chunk's batch */
         TOCL_TRY(tocl_gemm_pick_config(dev, stream, dt, nb, g.cyg, g.L, g.Kg, &cfg));
         if ((int64_t)cfg.vw * cfg.nv != W)
@@ -643,7 +275,7 @@ tocl_status tocl_conv_forward(int dev, int stream, const tocl_conv_desc *d, cons
     }
     conv_opnd col = {0};
     if (!pw)
-        TOCL_TRY(conv_workspace(dev, stream, nb * colsz, esz, &col));
+        TOCL_TRY(tocl_conv_workspace(dev, stream, nb * colsz, esz, &col));
     tocl_status s = TOCL_OK;
     for (int64_t n0 = 0; n0 < d->batch && s == TOCL_OK; n0 += nb) {
         int64_t nc = d->batch - n0 < nb ? d->batch - n0 : nb;
@@ -706,12 +338,12 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
         TOCL_TRY(conv_operand(dev, bias, dt, d->cx, "bias", &ob));
     if (d->batch * d->cx * g.xvol == 0)
         return TOCL_OK;
-    if (g.cxg == 1 && conv_depthwise_enabled() && conv_dw2d_usable(&g, 1)) {
+    if (g.cxg == 1 && conv_depthwise_enabled() && tocl_conv_dw2d_usable(&g, 1)) {
         /* stride 1: a convolution of dy padded by k - 1 - p with the flipped kernel */
         tocl_conv_dw_params q = {d->batch, d->cx, d->cy, g.cyg, g.y[1], g.y[2], g.x[1], g.x[2],
                                  g.k[1] - 1 - g.p[1], g.k[2] - 1 - g.p[2], 0, oy.off, ow.off, ox.off, ob.off,
                                  bias != NULL};
-        return conv_dw2d_run(dev, stream, dt, &g, 1, oy.buf, ow.buf, bias ? ob.buf : ow.buf, ox.buf, &q);
+        return tocl_conv_dw2d_run(dev, stream, dt, &g, 1, oy.buf, ow.buf, bias ? ob.buf : ow.buf, ox.buf, &q);
     }
     if (g.cxg == 1 && conv_depthwise_enabled()) { /* one x channel per group: direct */
         tocl_conv_params p;
@@ -726,7 +358,7 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
     /* stride 1: the input gradient is a stride-1 convolution of y padded
      * by d * (k - 1) - p with the transposed, flipped kernel; the implicit
      * GEMM sums every tap of an x element in float and rounds it once */
-    int ig = conv_ig_usable(dev, d, &g, dt);
+    int ig = tocl_conv_ig_usable(dev, d, &g, dt);
     for (int i = 0; i < 3 && ig; i++)
         ig = g.p[i] <= g.d[i] * (g.k[i] - 1);
     if (ig) {
@@ -735,10 +367,10 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
         for (int i = 0; i < 3; i++)
             j.sx[i] = g.y[i], j.pad[i] = g.d[i] * (g.k[i] - 1) - g.p[i], j.k[i] = g.k[i], j.dil[i] = g.d[i],
             j.so[i] = g.x[i];
-        return conv_ig_run(dev, stream, dt, &j);
+        return tocl_conv_ig_run(dev, stream, dt, &j);
     }
     size_t esz = tocl_dtype_size(dt);
-    int pw = conv_pointwise(&g);
+    int pw = tocl_conv_pointwise(&g);
     /* 16-bit storage: overlapping taps are summed by col2im, so the columns
      * stay float32 (w and y widened for the product) and each x element is
      * rounded once; rounding the columns first would round twice. */
@@ -746,15 +378,15 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
     tocl_dtype ct = wide ? TOCL_F32 : dt;
     size_t cesz = tocl_dtype_size(ct);
     int64_t colsz = d->cx * g.kvol * g.L, ysz = d->cy * g.L;
-    int64_t nb = pw ? d->batch : conv_chunk(d->batch, colsz + (wide ? ysz : 0), cesz);
+    int64_t nb = pw ? d->batch : tocl_conv_chunk(d->batch, colsz + (wide ? ysz : 0), cesz);
     conv_opnd col = {0}, w32 = {0}, y32 = {0};
     tocl_status s = TOCL_OK;
     if (!pw)
-        s = conv_workspace(dev, stream, nb * colsz, cesz, &col);
+        s = tocl_conv_workspace(dev, stream, nb * colsz, cesz, &col);
     if (wide && s == TOCL_OK)
-        s = conv_workspace(dev, stream, d->cy * g.Kg, cesz, &w32);
+        s = tocl_conv_workspace(dev, stream, d->cy * g.Kg, cesz, &w32);
     if (wide && s == TOCL_OK)
-        s = conv_workspace(dev, stream, nb * ysz, cesz, &y32);
+        s = tocl_conv_workspace(dev, stream, nb * ysz, cesz, &y32);
     if (wide && s == TOCL_OK)
         s = conv_widen(dev, stream, dt, ow.addr, w32.addr, d->cy * g.Kg);
     for (int64_t n0 = 0; n0 < d->batch && s == TOCL_OK; n0 += nb) {
@@ -812,10 +444,10 @@ tocl_status tocl_conv_backward_weight(int dev, int stream, const tocl_conv_desc 
     TOCL_TRY(conv_operand(dev, gw, dt, d->cy * g.Kg, "grad_weight", &ow));
     if (d->cy * g.Kg == 0)
         return TOCL_OK;
-    if (g.cxg == 1 && conv_depthwise_enabled() && conv_dw2d_usable(&g, 0)) {
+    if (g.cxg == 1 && conv_depthwise_enabled() && tocl_conv_dw2d_usable(&g, 0)) {
         tocl_conv_dw_params q = {d->batch, d->cy, d->cx, g.cyg, g.x[1], g.x[2], g.y[1], g.y[2], g.p[1], g.p[2], 0,
                                  ox.off, ow.off, oy.off, 0, 0};
-        return conv_dw2d_bwd_w(dev, stream, dt, &g, ox.buf, oy.buf, ow.buf, &q);
+        return tocl_conv_dw2d_bwd_w(dev, stream, dt, &g, ox.buf, oy.buf, ow.buf, &q);
     }
     if (g.cxg == 1 && conv_depthwise_enabled()) { /* one x channel per group: direct */
         tocl_conv_params p;
@@ -825,14 +457,14 @@ tocl_status tocl_conv_backward_weight(int dev, int stream, const tocl_conv_desc 
                             {sizeof p, &p}};
         return conv_launch(dev, stream, dt, "conv_depthwise_bwd_weight", d->cy * g.kvol, a, 4);
     }
-    if (conv_wg_usable(dev, d, &g, dt)) /* CPU: implicit product, no column matrix */
-        return conv_wg_run(dev, stream, dt, d, &g, &ox, &oy, &ow);
+    if (tocl_conv_wg_usable(dev, d, &g, dt)) /* CPU: implicit product, no column matrix */
+        return tocl_conv_wg_run(dev, stream, dt, d, &g, &ox, &oy, &ow);
     size_t esz = tocl_dtype_size(dt);
     /* Per chunk: colT [cx * kvol, nc, L] and yT [cy, nc, L], so that a
      * group's depth (n, q) is one contiguous run of nc * L elements. */
-    int64_t per = (d->cx * g.kvol + d->cy) * g.L, nb = conv_chunk(d->batch, per, esz);
+    int64_t per = (d->cx * g.kvol + d->cy) * g.L, nb = tocl_conv_chunk(d->batch, per, esz);
     conv_opnd ws = {0};
-    TOCL_TRY(conv_workspace(dev, stream, nb * per, esz, &ws));
+    TOCL_TRY(tocl_conv_workspace(dev, stream, nb * per, esz, &ws));
     tocl_status s = TOCL_OK;
     int64_t n0 = 0;
     do { /* at least once: an empty batch still writes zeros */
