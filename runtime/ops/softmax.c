@@ -72,10 +72,13 @@ size_t tocl_nn_rows_local(int dev, tocl_ops_kernel *k, int64_t rows) {
     size_t want = tocl_nn_item_size(dev, k);
     const tocl_device_props *pr = tocl_dev_props(dev);
     int64_t cu = pr->compute_units ? pr->compute_units : 1;
+    /* Powers of two only: PoCL compiles a kernel once per local size, and
+     * rows / cu itself would make a new size for every sequence length of
+     * a decoding loop. */
     if (pr->kind == TOCL_DEVICE_CPU && rows > 0) {
         int64_t per = (rows + cu - 1) / cu;
-        if ((int64_t)want > per)
-            want = (size_t)per;
+        while (want > 1 && (int64_t)want > per)
+            want >>= 1;
     }
     return want;
 }
