@@ -26,9 +26,9 @@ static inline tocl_status tocl_nn_launch(int dev, int stream, tocl_ops_kernel *k
  * and of one-item-per-row launches. */
 size_t tocl_nn_group_size(int dev, tocl_ops_kernel *k);
 size_t tocl_nn_item_size(int dev, tocl_ops_kernel *k);
-/* The item size for a launch of `rows` rows, one per work-item: on a CPU no
- * more than rows / compute units, so that few rows still make a group for
- * every core. */
+/* The item size for a launch of `rows` rows, one per work-item: on a CPU the
+ * largest power of two no more than rows / compute units, so that few rows
+ * still make a group for every core. */
 size_t tocl_nn_rows_local(int dev, tocl_ops_kernel *k, int64_t rows);
 
 /* A dense operand on dev's context: (buffer, element offset). */
