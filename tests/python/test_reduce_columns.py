@@ -168,3 +168,17 @@ def test_column_shapes_reach_the_kernel(no_fallback):
     assert not any(k.startswith("tocl_redc") for k in red_kernels(lambda: x.sum(1)))
     assert not any(k.startswith("tocl_redc") for k in red_kernels(lambda: x.var(0)))
     assert not any(k.startswith("tocl_redc") for k in red_kernels(lambda: x.argmax(0)))
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize("shape,dims", [((4, 6, 37, 29), (0, 2, 3)), ((3, 2053), 1), ((2, 5, 1030), (0, 2)),
+                                        ((7,), 0), ((5, 3), 1)], ids=str)
+def test_contiguous_runs_half_types(shape, dims, dt, no_fallback):
+    # tocl_red's vectorised run sum, which float16/bfloat16 inputs now take
+    # too: runs off the 8-element vectors, and an offset (unaligned) start
+    x = rand((shape[0] + 1,) + tuple(shape[1:]), 9, dt)
+    for v in (x[:-1], x[1:]):
+        n = v.numel() // max(1, v.double().sum(dims).numel())
+        referee(v.to(OCL).sum(dims), v.double().sum(dims), dt, n)
+        vo = x.to(OCL)[1:] if v.data_ptr() != x.data_ptr() else x.to(OCL)[:-1]
+        referee(vo.mean(dims), v.double().mean(dims), dt, n)
