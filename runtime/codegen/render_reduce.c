@@ -420,11 +420,10 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
 
 int tocl_reduce_col_ok(const tocl_reduce_desc *d, const tocl_ir_graph *g, int kr) {
     const tocl_reduce_rule *r = tocl_reduce_rule_of(d->kind);
-    /* Value-only states (the partials are one A each, folded with st_add)
-     * over at least one input and one kept dim; 4- and 8-byte accumulators
-     * (a lane block is then 64 bytes, one cache line). */
-    return r && !r->comb && !r->finish && r->store == TOCL_RSTORE_VALUE && !r->keep_order && kr >= 1 &&
-           g->n_inputs >= 1 &&
+    /* Any kind, over at least one input and one kept dim, with 4- and
+     * 8-byte accumulators (a lane block of values is then 64 bytes, one
+     * cache line): not any/all (bool). */
+    return r && kr >= 1 && g->n_inputs >= 1 &&
            (d->acc == TOCL_F32 || d->acc == TOCL_F64 || d->acc == TOCL_I32 || d->acc == TOCL_I64);
 }
 
@@ -460,7 +459,7 @@ static void put_lane(tocl_text *t, const tocl_reduce_desc *d, const tocl_ir_grap
     if (d->kind == TOCL_REDUCE_SUM)
         tocl_text_put(t, "                %s += x;\n", acc);
     else
-        tocl_text_put(t, "                st_add(&%s, x, 0);\n", acc);
+        tocl_text_put(t, "                st_add(&%s, x, r + k);\n", acc);
     tocl_text_put(t, "                }\n");
 }
 
@@ -473,8 +472,8 @@ static void put_lane(tocl_text *t, const tocl_reduce_desc *d, const tocl_ir_grap
  * folds each reduced position's W adjacent inputs in straight-line lanes
  * the compiler turns into vector loads and adds. Work-items are (column
  * block, split of the reduced range): with nwork > 1 splits, split g writes
- * its W values to part[g * M + m] and a second launch (from_part, R = the
- * number of splits) folds them in split order. Each column is folded in
+ * its W states to part[g * M + m] and a second launch (from_part, R = the
+ * number of splits) combines them in split order. Each column is folded in
  * reduced order, sums in blocks of 256 positions added to the total, so the
  * result does not depend on the launch shape beyond the split count. A
  * block narrower than W (the kept dim's tail) runs one lane at a time. */
@@ -486,7 +485,7 @@ static void put_col_body(tocl_text *t, const tocl_reduce_desc *d, const tocl_ir_
             "    const long bi = get_global_id(0), g = get_global_id(1);\n"
             "    if (bi >= (M / K0) * nb)\n        return;\n"
             "    const long c0 = (bi %% nb) * %d, m0 = (bi / nb) * K0 + c0, n = min((long)%d, K0 - c0);\n"
-            "    __global A *pv = (__global A *)(part + part_off);\n", K, W - 1, W, W, W);
+            "    __global st_t *pp = (__global st_t *)(part + part_off);\n", K, W - 1, W, W, W);
     for (int k = 0; k < nin; k++)
         tocl_text_put(t, "    long b_i%d = i%d_off;\n", k, k);
     for (int k = 0; k < n_out; k++)
@@ -515,7 +514,7 @@ static void put_col_body(tocl_text *t, const tocl_reduce_desc *d, const tocl_ir_
             tocl_text_put(t, "        st_t t%d;\n        st_init(&t%d);\n", l, l);
         tocl_text_put(t, "        if (from_part) {\n            for (long p = 0; p < R; p++) {\n");
         for (int l = 0; l < nl; l++)
-            tocl_text_put(t, "                st_add(&t%d, pv[p * M + m0 + l0 + %d], 0);\n", l, l);
+            tocl_text_put(t, "                st_comb(&t%d, pp[p * M + m0 + l0 + %d]);\n", l, l);
         tocl_text_put(t, "            }\n        }\n        long r = r0;\n        while (r < r1) {\n");
         if (rr == 1)
             tocl_text_put(t, "            long inner = r;\n            long run = r1 - r;\n");
@@ -574,7 +573,7 @@ static void put_col_body(tocl_text *t, const tocl_reduce_desc *d, const tocl_ir_
         /* partials, or the outputs */
         tocl_text_put(t, "        if (!direct) {\n");
         for (int l = 0; l < nl; l++)
-            tocl_text_put(t, "            pv[g * M + m0 + l0 + %d] = t%d.v;\n", l, l);
+            tocl_text_put(t, "            pp[g * M + m0 + l0 + %d] = t%d;\n", l, l);
         tocl_text_put(t, "        } else {\n");
         for (int l = 0; l < nl; l++) {
             tocl_text_put(t, "        {\n        st_t a = t%d;\n", l);

@@ -3,9 +3,9 @@ innermost kept dim contiguous in every input, reduced dims outside it, as
 x.sum(0) or a bias gradient. Every dtype against a float64 (or exact integer)
 referee, odd sizes (a kept dim off the 8/16-lane blocks, R = 1, empty),
 several kept and reduced dims, keepdim, offset / strided / channels_last views,
-the kinds that take the kernel (sum, mean, prod, amax/amin, norms, nansum,
-count_nonzero, integer sums) and one that does not (var), the split of a long
-reduced range, determinism, agreement with TORCH_OCL_RED_COLUMN=0, and that
+the kinds (sum, mean, prod, amax/amin, norms, nansum, count_nonzero, integer
+sums, var/std/var_mean, argmax/argmin with ties and NaN, logsumexp; any/all
+stay on tocl_red), the split of a long reduced range, determinism, agreement with TORCH_OCL_RED_COLUMN=0, and that
 the shapes it is meant for reach it."""
 
 import os
@@ -166,8 +166,10 @@ def test_column_shapes_reach_the_kernel(no_fallback):
     assert any(k.startswith("tocl_redc") for k in red_kernels(lambda: x.sum(0)))
     assert any(k.startswith("tocl_redc") for k in red_kernels(lambda: x.half().sum(0)))
     assert not any(k.startswith("tocl_redc") for k in red_kernels(lambda: x.sum(1)))
-    assert not any(k.startswith("tocl_redc") for k in red_kernels(lambda: x.var(0)))
-    assert not any(k.startswith("tocl_redc") for k in red_kernels(lambda: x.argmax(0)))
+    assert any(k.startswith("tocl_redc") for k in red_kernels(lambda: x.var(0)))
+    assert any(k.startswith("tocl_redc") for k in red_kernels(lambda: x.argmax(0)))
+    # bool accumulators (any / all) stay on tocl_red
+    assert not any(k.startswith("tocl_redc") for k in red_kernels(lambda: x.bool().any(0)))
 
 
 @pytest.mark.parametrize("dt", FLOATS, ids=str)
@@ -182,3 +184,30 @@ def test_contiguous_runs_half_types(shape, dims, dt, no_fallback):
         referee(v.to(OCL).sum(dims), v.double().sum(dims), dt, n)
         vo = x.to(OCL)[1:] if v.data_ptr() != x.data_ptr() else x.to(OCL)[:-1]
         referee(vo.mean(dims), v.double().mean(dims), dt, n)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize("shape,dims", [((77, 3, 40), (0, 1)), ((5000, 17), 0), ((3, 33), 0), ((1, 16), 0),
+                                        ((6, 4, 5, 32), (0, 2))], ids=str)
+def test_state_kinds(shape, dims, dt, no_fallback):
+    # Welford, arg and log-sum-exp states, also split over the reduced range
+    # ((5000, 17): one block, partial states combined by a second launch)
+    x = rand(shape, 10, dt)
+    xd, xo = x.double(), x.to(OCL)
+    n = xd.numel() // max(1, xd.sum(dims).numel())
+    referee(xo.var(dims), xd.var(dims), dt, n)
+    referee(xo.std(dims, correction=0, keepdim=True), xd.std(dims, correction=0, keepdim=True), dt, n)
+    v, m = torch.var_mean(xo, dims)
+    vd, md = torch.var_mean(xd, dims)
+    referee(v, vd, dt, n)
+    referee(m, md, dt, n)
+    referee(torch.logsumexp(xo, dims), torch.logsumexp(xd, dims), dt, n)
+    if isinstance(dims, int):
+        # ties (rounded values) take the first index, a NaN wins
+        r = (x * 2).round().to(dt)
+        r[min(2, shape[0] - 1), -1] = float("nan")
+        for f in (torch.argmax, torch.argmin):
+            assert torch.equal(f(r.to(OCL), dims).cpu(), f(r, dims)), f
+        mx, ix = torch.max(r.to(OCL), dims)
+        assert torch.equal(ix.cpu(), torch.max(r, dims).indices)
+        torch.testing.assert_close(mx.cpu(), torch.max(r, dims).values, equal_nan=True)
