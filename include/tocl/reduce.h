@@ -106,6 +106,15 @@ tocl_status tocl_reduce_run(int dev, int stream, const tocl_reduce_desc *d, int 
 tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *prologue, int n_out,
                                const tocl_dtype *out_dtypes, int kr, int rr, char *buf, size_t cap);
 
+/* The column kernel (`tocl_redc`, tocl_red's arguments) for reductions
+ * whose innermost kept dim has stride 1 in every input: each work-item
+ * folds `lanes` (8 or 16) adjacent outputs. Only where
+ * tocl_reduce_col_ok; tocl_reduce_col_lanes(acc) gives the lanes. */
+tocl_status tocl_reduce_render_col(const tocl_reduce_desc *d, const tocl_ir_graph *prologue, int n_out,
+                                   const tocl_dtype *out_dtypes, int kr, int rr, int lanes, char *buf, size_t cap);
+int tocl_reduce_col_ok(const tocl_reduce_desc *d, const tocl_ir_graph *prologue, int kr);
+int tocl_reduce_col_lanes(tocl_dtype acc);
+
 /* Scans along dimension `dim` of in; out (and idx, int64, for CUMMAX and
  * CUMMIN) have in's shape. in and out have the same dtype (convert first).
  * Integer and bool sums and products accumulate in int64 (callers give an

@@ -137,10 +137,28 @@ static void put_final(tocl_text *t, const tocl_reduce_desc *d, int n_out, const 
 }
 
 /* The vectorised sum of a contiguous run: only when the prologue is a plain
- * load of a float32/float64 input summed in its own dtype. */
+ * load of a float32/float64 input summed in its own dtype, or of a
+ * float16/bfloat16 one summed in float32 (PoCL leaves the lanes' scalar
+ * conversions scalar: [64,64,56,56].sum((0,2,3)) in float16 took 2.5x the
+ * float32 time for half the bytes). */
 static int fast_sum(const tocl_reduce_desc *d, const tocl_ir_graph *g) {
+    tocl_dtype in = g->input_dtypes[0];
     return d->kind == TOCL_REDUCE_SUM && d->map == TOCL_REDUCE_MAP_NONE && g->n_inputs == 1 && g->n_nodes == 1 &&
-           g->n_scalars == 0 && g->input_dtypes[0] == d->acc && (d->acc == TOCL_F32 || d->acc == TOCL_F64);
+           g->n_scalars == 0 &&
+           ((in == d->acc && (d->acc == TOCL_F32 || d->acc == TOCL_F64)) ||
+            ((in == TOCL_F16 || in == TOCL_BF16) && d->acc == TOCL_F32));
+}
+
+/* Eight adjacent elements of the fast sum's input `src` at k, in A. */
+static const char *fast_load8(tocl_dtype in) {
+    return in == TOCL_F16    ? "vload_half8(0, src + k)"
+           : in == TOCL_BF16 ? "as_float8(convert_uint8(vload8(0, src + k)) << 16)"
+                             : "vload8(0, src + k)";
+}
+
+/* One element of the fast sum's input at k, in A. */
+static const char *fast_load1(tocl_dtype in) {
+    return in == TOCL_F16 ? "vload_half(k, src)" : in == TOCL_BF16 ? "as_float((uint)src[k] << 16)" : "src[k]";
 }
 
 /* The vectorised sums fold a run in blocks of this many elements, each
@@ -162,13 +180,21 @@ static int graph_uses_f64(const tocl_reduce_desc *d, const tocl_ir_graph *g, int
     return 0;
 }
 
-tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
-                               const tocl_dtype *out_dtypes, int kr, int rr, char *buf, size_t cap) {
+static void put_col_body(tocl_text *t, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
+                         const tocl_dtype *out_dtypes, int kr, int rr, int W, const char *nodes);
+
+static tocl_status render(const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out, const tocl_dtype *out_dtypes,
+                          int kr, int rr, int W, char *buf, size_t cap) {
     if (!d || !g || !buf || cap == 0 || !out_dtypes)
         return tocl_fail(TOCL_E_INVALID, "tocl_reduce_render: NULL argument");
     buf[0] = 0;
     if (kr < 0 || kr > TOCL_MAX_DIMS || rr < 1 || rr > TOCL_MAX_DIMS)
         return tocl_fail(TOCL_E_INVALID, "tocl_reduce_render: kept rank %d / reduced rank %d out of range", kr, rr);
+    if (W && !tocl_reduce_col_ok(d, g, kr))
+        return tocl_fail(TOCL_E_INVALID, "tocl_reduce_render_col: kind %d, kept rank %d has no column kernel",
+                         (int)d->kind, kr);
+    if (W && W != 8 && W != 16)
+        return tocl_fail(TOCL_E_INVALID, "tocl_reduce_render_col: %d lanes; expected 8 or 16", W);
     if ((int)d->kind < 0 || d->kind >= TOCL_REDUCE_KIND_COUNT || (int)d->map < 0 ||
         d->map >= TOCL_REDUCE_MAP_COUNT || (int)d->final < 0 || d->final >= TOCL_REDUCE_FINAL_COUNT)
         return tocl_fail(TOCL_E_INVALID, "tocl_reduce_render: invalid kind %d, map %d or final %d", (int)d->kind,
@@ -186,8 +212,8 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
     }
     tocl_text t = {buf, cap, 0, 0};
     int f64 = graph_uses_f64(d, g, n_out, out_dtypes);
-    tocl_text_put(&t, "/* tocl_red: kind %d map %d final %d, %d prologue nodes, kept rank %d, reduced rank %d */\n",
-        (int)d->kind, (int)d->map, (int)d->final, g->n_nodes, kr, rr);
+    tocl_text_put(&t, "/* %s: kind %d map %d final %d, %d prologue nodes, kept rank %d, reduced rank %d */\n",
+        W ? "tocl_redc" : "tocl_red", (int)d->kind, (int)d->map, (int)d->final, g->n_nodes, kr, rr);
     if (f64)
         tocl_text_put(&t, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
     for (int k = 0; k < n_out; k++)
@@ -201,7 +227,7 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
     int nin = g->n_inputs;
 
     /* signature */
-    tocl_text_put(&t, "\n__kernel void tocl_red(");
+    tocl_text_put(&t, "\n__kernel void %s(", W ? "tocl_redc" : "tocl_red");
     for (int k = 0; k < n_out; k++)
         tocl_text_put(&t, "%s__global %s *o%d, long o%d_off", k ? ",\n        " : "", tocl_render_storage_type(out_dtypes[k]), k, k);
     for (int k = 0; k < nin; k++)
@@ -230,6 +256,10 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
             tocl_text_put(&t, "%slong i%d_rs%d", e ? ", " : "", k, e);
     }
     tocl_text_put(&t, ")\n{\n");
+    if (W) {
+        put_col_body(&t, d, g, n_out, out_dtypes, kr, rr, W, nodes);
+        goto done;
+    }
 
     /* body */
     tocl_text_put(&t, "    const long lx = get_local_id(0), LX = get_local_size(0), ly = get_local_id(1);\n"
@@ -292,18 +322,19 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
     }
     if (fast_sum(d, g)) {
         const char *ty = tocl_render_compute_type(d->acc);
+        tocl_dtype in = g->input_dtypes[0];
         tocl_text_put(&t, "                if (i0_rs%d == 1) {\n"
                 "                    __global const %s *src = i0 + xb_i0 + inner;\n"
                 "                    A y = 0;\n                    long k = 0;\n"
                 "                    while (k + 8 <= run) {\n"
                 "                        long kb = min(run - 7, k + (long)" BLOCK ");\n"
                 "                        %s8 a8 = (%s8)0;\n"
-                "                        for (; k < kb; k += 8)\n                            a8 += vload8(0, src + k);\n"
+                "                        for (; k < kb; k += 8)\n                            a8 += %s;\n"
                 "                        y += ((a8.s0 + a8.s1) + (a8.s2 + a8.s3)) + ((a8.s4 + a8.s5) + (a8.s6 + a8.s7));\n"
                 "                    }\n"
-                "                    for (; k < run; k++)\n                        y += src[k];\n"
+                "                    for (; k < run; k++)\n                        y += %s;\n"
                 "                    s.v += y;\n                    r += run;\n                    continue;\n"
-                "                }\n", L, ty, ty, ty);
+                "                }\n", L, tocl_render_storage_type(in), ty, ty, fast_load8(in), fast_load1(in));
     }
     else if (lane_sum(d)) {
         /* Any prologue: eight lanes in straight-line code, each with its own
@@ -373,8 +404,190 @@ tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g
     }
     put_final(&t, d, n_out, out_dtypes);
     tocl_text_put(&t, "    }\n}\n");
+done:
     free(nodes);
     if (t.full)
         return tocl_fail(TOCL_E_INVALID, "tocl_reduce_render: buffer of %zu bytes is too small", cap);
     return TOCL_OK;
+}
+
+tocl_status tocl_reduce_render(const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
+                               const tocl_dtype *out_dtypes, int kr, int rr, char *buf, size_t cap) {
+    return render(d, g, n_out, out_dtypes, kr, rr, 0, buf, cap);
+}
+
+/* ------------------------------------------------------------ columns */
+
+int tocl_reduce_col_ok(const tocl_reduce_desc *d, const tocl_ir_graph *g, int kr) {
+    const tocl_reduce_rule *r = tocl_reduce_rule_of(d->kind);
+    /* Any kind, over at least one input and one kept dim, with 4- and
+     * 8-byte accumulators (a lane block of values is then 64 bytes, one
+     * cache line): not any/all (bool). */
+    return r && kr >= 1 && g->n_inputs >= 1 &&
+           (d->acc == TOCL_F32 || d->acc == TOCL_F64 || d->acc == TOCL_I32 || d->acc == TOCL_I64);
+}
+
+int tocl_reduce_col_lanes(tocl_dtype acc) { return acc == TOCL_F64 || acc == TOCL_I64 ? 8 : 16; }
+
+/* The vector load of W adjacent inputs at element `at` when the prologue
+ * is a plain load of one float input of the accumulator's compute type (a
+ * sum's default prologue), else NULL: PoCL does not turn the lanes'
+ * scalar half / bfloat16 conversions into vector ones (float16 sums ran at
+ * half the float32 speed for half the bytes). */
+static const char *vec_load(const tocl_reduce_desc *d, const tocl_ir_graph *g, int W) {
+    if (d->kind != TOCL_REDUCE_SUM || d->map != TOCL_REDUCE_MAP_NONE || g->n_inputs != 1 || g->n_scalars ||
+        g->n_nodes != 1 || g->nodes[g->output_nodes[0]].op != TOCL_IR_INPUT || g->nodes[0].dtype != d->acc)
+        return NULL;
+    switch (g->input_dtypes[0]) {
+    case TOCL_F32: return W == 16 ? "vload16(0, i0 + %s)" : NULL;
+    case TOCL_F16: return W == 16 ? "vload_half16(0, i0 + %s)" : NULL;
+    case TOCL_BF16: return W == 16 ? "as_float16(convert_uint16(vload16(0, i0 + %s)) << 16)" : NULL;
+    case TOCL_F64: return W == 8 ? "vload8(0, i0 + %s)" : NULL;
+    default: return NULL;
+    }
+}
+
+/* Lane l of the running block: the prologue at input offsets x_i<k> =
+ * xb_i<k> + (inner + k) * rs + l, folded into lane l's accumulator. */
+static void put_lane(tocl_text *t, const tocl_reduce_desc *d, const tocl_ir_graph *g, int L, const char *lane,
+                     const char *acc, const char *nodes) {
+    tocl_text_put(t, "                {\n");
+    for (int k = 0; k < g->n_inputs; k++)
+        tocl_text_put(t, "                long x_i%d = xb_i%d + (inner + k) * i%d_rs%d + %s;\n", k, k, k, L, lane);
+    tocl_text_put(t, "%s", nodes);
+    put_map(t, d, g);
+    if (d->kind == TOCL_REDUCE_SUM)
+        tocl_text_put(t, "                %s += x;\n", acc);
+    else
+        tocl_text_put(t, "                st_add(&%s, x, r + k);\n", acc);
+    tocl_text_put(t, "                }\n");
+}
+
+/* The column kernel `tocl_redc` (same arguments as tocl_red): for
+ * reductions whose innermost kept dim is contiguous (stride 1) in every
+ * input, e.g. x.sum(0). tocl_red gives each output row a work-item that
+ * walks its column alone: one element per cache line and nothing to
+ * vectorise (PoCL vectorises across work-items only loop-free kernels).
+ * Here a work-item owns W adjacent outputs (64 bytes of accumulators) and
+ * folds each reduced position's W adjacent inputs in straight-line lanes
+ * the compiler turns into vector loads and adds. Work-items are (column
+ * block, split of the reduced range): with nwork > 1 splits, split g writes
+ * its W states to part[g * M + m] and a second launch (from_part, R = the
+ * number of splits) combines them in split order. Each column is folded in
+ * reduced order, sums in blocks of 256 positions added to the total, so the
+ * result does not depend on the launch shape beyond the split count. A
+ * block narrower than W (the kept dim's tail) runs one lane at a time. */
+static void put_col_body(tocl_text *t, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
+                         const tocl_dtype *out_dtypes, int kr, int rr, int W, const char *nodes) {
+    int nin = g->n_inputs, L = rr - 1, sum = d->kind == TOCL_REDUCE_SUM;
+    int K = kr - 1;
+    tocl_text_put(t, "    const long K0 = ks%d, nb = (K0 + %d) / %d;\n"
+            "    const long bi = get_global_id(0), g = get_global_id(1);\n"
+            "    if (bi >= (M / K0) * nb)\n        return;\n"
+            "    const long c0 = (bi %% nb) * %d, m0 = (bi / nb) * K0 + c0, n = min((long)%d, K0 - c0);\n"
+            "    __global st_t *pp = (__global st_t *)(part + part_off);\n", K, W - 1, W, W, W);
+    for (int k = 0; k < nin; k++)
+        tocl_text_put(t, "    long b_i%d = i%d_off;\n", k, k);
+    for (int k = 0; k < n_out; k++)
+        tocl_text_put(t, "    long bo%d = o%d_off;\n", k, k);
+    tocl_text_put(t, "    {\n        long q = m0;\n");
+    for (int e = kr - 1; e >= 0; e--) {
+        if (e > 0)
+            tocl_text_put(t, "        { long c = q %% ks%d; q /= ks%d;\n", e, e);
+        else
+            tocl_text_put(t, "        { long c = q;\n");
+        for (int k = 0; k < nin; k++)
+            tocl_text_put(t, "          b_i%d += c * i%d_ks%d;\n", k, k, e);
+        for (int k = 0; k < n_out; k++)
+            tocl_text_put(t, "          bo%d += c * o%d_ks%d;\n", k, k, e);
+        tocl_text_put(t, "        }\n");
+    }
+    tocl_text_put(t, "    }\n    const long r0 = from_part ? 0 : g * per, r1 = from_part ? 0 : min(R, r0 + per);\n");
+    /* the walk over [r0, r1): runs along the innermost reduced dim */
+    for (int full = 1; full >= 0; full--) {
+        int nl = full ? W : 1;
+        if (full)
+            tocl_text_put(t, "    if (n == %d) {\n        const long l0 = 0;\n", W);
+        else
+            tocl_text_put(t, "    for (long l0 = 0; l0 < (n == %d ? 0 : n); l0++) {\n", W);
+        for (int l = 0; l < nl; l++)
+            tocl_text_put(t, "        st_t t%d;\n        st_init(&t%d);\n", l, l);
+        tocl_text_put(t, "        if (from_part) {\n            for (long p = 0; p < R; p++) {\n");
+        for (int l = 0; l < nl; l++)
+            tocl_text_put(t, "                st_comb(&t%d, pp[p * M + m0 + l0 + %d]);\n", l, l);
+        tocl_text_put(t, "            }\n        }\n        long r = r0;\n        while (r < r1) {\n");
+        if (rr == 1)
+            tocl_text_put(t, "            long inner = r;\n            long run = r1 - r;\n");
+        else
+            tocl_text_put(t, "            long inner = r %% rs%d, q2 = r / rs%d;\n"
+                    "            long run = min(rs%d - inner, r1 - r);\n", L, L, L);
+        for (int k = 0; k < nin; k++)
+            tocl_text_put(t, "            long xb_i%d = b_i%d + l0;\n", k, k);
+        for (int e = L - 1; e >= 0; e--) {
+            if (e > 0)
+                tocl_text_put(t, "            { long c = q2 %% rs%d; q2 /= rs%d;\n", e, e);
+            else
+                tocl_text_put(t, "            { long c = q2;\n");
+            for (int k = 0; k < nin; k++)
+                tocl_text_put(t, "              xb_i%d += c * i%d_rs%d;\n", k, k, e);
+            tocl_text_put(t, "            }\n");
+        }
+        const char *vl = full ? vec_load(d, g, W) : NULL;
+        if (vl) {
+            /* explicit vectors; the same additions as the lanes */
+            static const char hex[] = "0123456789abcdef";
+            char at[48];
+            snprintf(at, sizeof at, "xb_i0 + (inner + k) * i0_rs%d", L);
+            tocl_text_put(t, "            for (long k = 0; k < run;) {\n"
+                    "                long kb = min(run, k + 256);\n"
+                    "                %s%d uv = 0;\n                for (; k < kb; k++)\n                    uv += ",
+                    tocl_render_compute_type(d->acc), W);
+            tocl_text_put(t, vl, at);
+            tocl_text_put(t, ";\n");
+            for (int l = 0; l < nl; l++)
+                tocl_text_put(t, "                t%d.v += uv.s%c;\n", l, hex[l]);
+            tocl_text_put(t, "            }\n");
+        } else {
+        if (sum) {
+            tocl_text_put(t, "            for (long k = 0; k < run;) {\n"
+                    "                long kb = min(run, k + 256);\n");
+            for (int l = 0; l < nl; l++)
+                tocl_text_put(t, "                A u%d = 0;\n", l);
+            tocl_text_put(t, "                for (; k < kb; k++) {\n");
+        } else {
+            tocl_text_put(t, "            {\n                for (long k = 0; k < run; k++) {\n");
+        }
+        for (int l = 0; l < nl; l++) {
+            char lane[16], acc[16];
+            snprintf(lane, sizeof lane, "%d", l);
+            snprintf(acc, sizeof acc, sum ? "u%d" : "t%d", l);
+            put_lane(t, d, g, L, lane, acc, nodes);
+        }
+        tocl_text_put(t, "                }\n");
+        if (sum)
+            for (int l = 0; l < nl; l++)
+                tocl_text_put(t, "                t%d.v += u%d;\n", l, l);
+        tocl_text_put(t, "            }\n");
+        }
+        tocl_text_put(t, "            r += run;\n        }\n");
+        /* partials, or the outputs */
+        tocl_text_put(t, "        if (!direct) {\n");
+        for (int l = 0; l < nl; l++)
+            tocl_text_put(t, "            pp[g * M + m0 + l0 + %d] = t%d;\n", l, l);
+        tocl_text_put(t, "        } else {\n");
+        for (int l = 0; l < nl; l++) {
+            tocl_text_put(t, "        {\n        st_t a = t%d;\n", l);
+            for (int k = 0; k < n_out; k++)
+                tocl_text_put(t, "        long yo%d = bo%d + (l0 + %d) * o%d_ks%d;\n", k, k, l, k, K);
+            put_final(t, d, n_out, out_dtypes);
+            tocl_text_put(t, "        }\n");
+        }
+        tocl_text_put(t, "        }\n    }\n");
+    }
+    tocl_text_put(t, "}\n");
+}
+
+tocl_status tocl_reduce_render_col(const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
+                                   const tocl_dtype *out_dtypes, int kr, int rr, int lanes, char *buf, size_t cap) {
+    return render(d, g, n_out, out_dtypes, kr, rr, lanes, buf, cap);
 }

@@ -23,6 +23,7 @@
  * of the key. */
 typedef struct red_key {
     int kr, rr, n_out;
+    int col; /* lanes of the column kernel tocl_redc; 0: tocl_red */
     tocl_reduce_kind kind;
     tocl_dtype acc;
     tocl_reduce_map map;
@@ -33,7 +34,7 @@ typedef struct red_key {
 
 static int red_equal(const void *a, const void *b) {
     const red_key *x = a, *y = b;
-    if (x->kr != y->kr || x->rr != y->rr || x->n_out != y->n_out || x->kind != y->kind || x->acc != y->acc ||
+    if (x->kr != y->kr || x->rr != y->rr || x->col != y->col || x->n_out != y->n_out || x->kind != y->kind || x->acc != y->acc ||
         x->map != y->map || x->final != y->final || x->od[0] != y->od[0] || (x->n_out > 1 && x->od[1] != y->od[1]))
         return 0;
     return tocl_ir_equal(&x->graph, &y->graph);
@@ -51,9 +52,11 @@ static tocl_status red_create(int dev, const void *key, cl_kernel *out) {
     char *src = malloc(RENDER_CAP);
     if (!src)
         return tocl_fail(TOCL_E_OOM, "out of host memory rendering a reduction kernel");
-    tocl_status s = tocl_reduce_render(&d, &k->graph, k->n_out, k->od, k->kr, k->rr, src, RENDER_CAP);
+    tocl_status s = k->col ? tocl_reduce_render_col(&d, &k->graph, k->n_out, k->od, k->kr, k->rr, k->col, src, RENDER_CAP)
+                           : tocl_reduce_render(&d, &k->graph, k->n_out, k->od, k->kr, k->rr, src, RENDER_CAP);
     if (s == TOCL_OK)
-        s = tocl_kernel_create(dev, src, "-cl-fp32-correctly-rounded-divide-sqrt", "tocl_red", out);
+        s = tocl_kernel_create(dev, src, "-cl-fp32-correctly-rounded-divide-sqrt", k->col ? "tocl_redc" : "tocl_red",
+                               out);
     free(src);
     if (s != TOCL_OK)
         tocl_error_context("building the reduction kernel (kind %d, kept rank %d, reduced rank %d) on device %d",
@@ -65,9 +68,10 @@ static tocl_kernel_kind red_kind = {.what = "reduction", .key_size = sizeof(red_
 
 /* The key of (d, g, dtypes, ranks) in a thread-local buffer, and its hash. */
 static const red_key *make_key(const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out, const tocl_dtype *od,
-                               int kr, int rr, uint64_t *hash) {
+                               int kr, int rr, int col, uint64_t *hash) {
     static _Thread_local red_key k;
     k.kr = kr;
+    k.col = col;
     k.rr = rr;
     k.n_out = n_out;
     k.kind = d->kind;
@@ -78,8 +82,8 @@ static const red_key *make_key(const tocl_reduce_desc *d, const tocl_ir_graph *g
     k.od[1] = n_out > 1 ? od[1] : TOCL_I64;
     k.graph = *g;
     uint64_t h = tocl_ir_hash(g, kr * 64 + rr);
-    int64_t f[8] = {d->kind, d->acc, d->map, d->final, n_out, od[0], n_out > 1 ? (int64_t)od[1] : -1, 0x7ed};
-    for (int i = 0; i < 8; i++) {
+    int64_t f[9] = {d->kind, d->acc, d->map, d->final, n_out, od[0], n_out > 1 ? (int64_t)od[1] : -1, 0x7ed, col};
+    for (int i = 0; i < 9; i++) {
         h ^= (uint64_t)f[i];
         h *= 0x100000001b3ull;
     }
@@ -87,10 +91,34 @@ static const red_key *make_key(const tocl_reduce_desc *d, const tocl_ir_graph *g
     return &k;
 }
 
+/* TORCH_OCL_RED_COLUMN=0 keeps column reductions on tocl_red, for
+ * comparisons. */
+static int col_enabled(void) {
+    const char *v = tocl_env("TORCH_OCL_RED_COLUMN");
+    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+}
+
+/* Lanes of the column kernel for this reduction, 0 for tocl_red: on CPU
+ * devices, when every input is contiguous along the innermost kept dim
+ * and that dim holds at least one lane block (x.sum(0), a bias gradient,
+ * channels_last sums over (0, 2, 3)). GPUs coalesce tocl_red's
+ * interleaved walk already. */
+static int col_lanes(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out, const tocl_red_space *sp) {
+    if (tocl_dev_props(dev)->kind != TOCL_DEVICE_CPU || !tocl_reduce_col_ok(d, g, sp->kr) || !col_enabled())
+        return 0;
+    int W = tocl_reduce_col_lanes(d->acc), K = sp->kr - 1;
+    if (sp->ks[K] < W)
+        return 0;
+    for (int k = 0; k < g->n_inputs; k++)
+        if (sp->kst[n_out + k][K] != 1)
+            return 0;
+    return W;
+}
+
 tocl_status tocl_reduce_kernel_ready(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
-                                     const tocl_dtype *od, int kr, int rr, int sync, int *ready) {
+                                     const tocl_dtype *od, const tocl_red_space *sp, int sync, int *ready) {
     uint64_t h;
-    const red_key *k = make_key(d, g, n_out, od, kr, rr, &h);
+    const red_key *k = make_key(d, g, n_out, od, sp->kr, sp->rr, col_lanes(dev, d, g, n_out, sp), &h);
     tocl_kernel_entry *e;
     *ready = 0;
     if (sync) {
@@ -235,7 +263,7 @@ typedef struct {
 static tocl_status launch(int dev, int stream, cl_command_queue q, tocl_kernel_entry *e, const tocl_reduce_desc *d,
                           const tocl_ir_graph *g, int n_out, const tocl_red_space *sp, const red_mem *mem, const tocl_scalar *scalars, int64_t M,
                           int64_t R, int64_t count, int64_t per, int64_t nwork, int interleave, int from_part,
-                          int direct, size_t lx, size_t ly, size_t gx) {
+                          int direct, int col, const size_t local[2], const size_t global[2]) {
     cl_kernel kk = e->kernel;
     cl_int err = CL_SUCCESS;
     cl_uint a = 0;
@@ -252,7 +280,7 @@ static tocl_status launch(int dev, int stream, cl_command_queue q, tocl_kernel_e
     }
     SET(a++, sizeof(cl_mem), &mem->part);
     SET(a++, sizeof(cl_long), &mem->part_off);
-    SET(a++, STATE_BYTES * lx * ly, NULL);
+    SET(a++, STATE_BYTES * local[0] * local[1], NULL);
     cl_long lv[5] = {M, R, count, per, nwork};
     for (int i = 0; i < 5; i++)
         SET(a++, sizeof(cl_long), &lv[i]);
@@ -278,15 +306,13 @@ static tocl_status launch(int dev, int stream, cl_command_queue q, tocl_kernel_e
     for (int k = 0; k < n_in; k++)
         for (int i = 0; i < sp->rr; i++)
             SET(a++, sizeof(cl_long), &sp->rst[k][i]);
-    size_t local[2] = {lx, ly};
-    size_t global[2] = {gx * lx, (size_t)((M + (int64_t)ly - 1) / (int64_t)ly) * ly};
     cl_event ev, *evp = tocl_trace_slot(&ev);
     if (err == CL_SUCCESS) {
         err = clEnqueueNDRangeKernel(q, kk, 2, NULL, global, local, 0, NULL, evp);
         if (__builtin_expect(evp != NULL, 0)) {
             char kernel[48], name[TOCL_TRACE_NAME_MAX];
             const tocl_reduce_rule *rule = tocl_reduce_rule_of(d->kind);
-            snprintf(kernel, sizeof kernel, "tocl_red_%s", rule ? rule->name : "?");
+            snprintf(kernel, sizeof kernel, "tocl_red%s_%s", col ? "c" : "", rule ? rule->name : "?");
             tocl_launch_trace_name(kernel, g, name, sizeof name);
             tocl_trace_keep(ev, err, TOCL_TRACE_KERNEL, dev, stream, name, 0);
         }
@@ -436,7 +462,8 @@ tocl_status tocl_reduce_launch(int dev, int stream, const tocl_reduce_desc *d, c
         TOCL_TRY(tocl_queue_get(dev, stream, &q));
     tocl_dtype od[2] = {outs[0].dtype, n_out > 1 ? outs[1].dtype : TOCL_I64};
     uint64_t h;
-    const red_key *key = make_key(d, g, n_out, od, sp->kr, sp->rr, &h);
+    int col = col_lanes(dev, d, g, n_out, sp);
+    const red_key *key = make_key(d, g, n_out, od, sp->kr, sp->rr, col, &h);
     tocl_kernel_entry *e = NULL;
     TOCL_TRY(tocl_kernels_get(&red_kind, dev, key, h, &e));
 
@@ -452,7 +479,22 @@ tocl_status tocl_reduce_launch(int dev, int stream, const tocl_reduce_desc *d, c
         L /= 2;
     int64_t cu = pr->compute_units ? pr->compute_units : 1;
     size_t lx = L, ly = 1, G = 1;
-    if (R <= 16 || M >= (cpu ? 2 * cu : 65536)) {
+    /* Column kernel: work-items are (block of col outputs, split of the
+     * reduced range). Split a long range when there are too few blocks to
+     * give each compute unit 8 work-items, keeping at least 256 reduced
+     * positions per split; then enough work-items per group to give each
+     * compute unit 4 groups. */
+    int64_t nblk = 0;
+    if (col) {
+        int64_t K0 = sp->ks[sp->kr - 1];
+        nblk = (M / K0) * ((K0 + col - 1) / col);
+        int64_t target = 8 * cu, by_rows = (target + nblk - 1) / nblk, by_size = R / 256;
+        int64_t gg = by_rows < by_size ? by_rows : by_size;
+        G = (size_t)(gg < 1 ? 1 : gg > 1024 ? 1024 : gg);
+        lx = L;
+        while (lx > 1 && ((nblk + (int64_t)lx - 1) / (int64_t)lx) * (int64_t)G < 4 * cu)
+            lx /= 2;
+    } else if (R <= 16 || M >= (cpu ? 2 * cu : 65536)) {
         lx = 1;
         ly = L;
         /* CPUs: at least two groups per compute unit; each work-item folds
@@ -466,7 +508,7 @@ tocl_status tocl_reduce_launch(int dev, int stream, const tocl_reduce_desc *d, c
         int64_t gg = by_size < by_rows ? by_size : by_rows;
         G = (size_t)(gg < 1 ? 1 : gg > 4096 ? 4096 : gg);
     }
-    int64_t nwork = (int64_t)(G * lx);
+    int64_t nwork = col ? (int64_t)G : (int64_t)(G * lx);
     int64_t per = (R + nwork - 1) / nwork;
     int interleave = !cpu;
     tocl_addr tmp = 0;
@@ -488,10 +530,25 @@ tocl_status tocl_reduce_launch(int dev, int stream, const tocl_reduce_desc *d, c
     } else {
         mem.part = mem.bufs[0];
     }
-    tocl_status s = launch(dev, stream, q, e, d, g, n_out, sp, &mem, scalars, M, R, R, per, nwork, interleave, 0, G == 1, lx, ly,
-                           G);
-    if (s == TOCL_OK && G > 1)
-        s = launch(dev, stream, q, e, d, g, n_out, sp, &mem, scalars, M, (int64_t)G, R, 1, (int64_t)L, 1, 1, 1, L, 1, 1);
+    tocl_status s;
+    if (col) {
+        size_t local[2] = {lx, 1}, global[2] = {(size_t)((nblk + (int64_t)lx - 1) / (int64_t)lx) * lx, G};
+        s = launch(dev, stream, q, e, d, g, n_out, sp, &mem, scalars, M, R, R, per, nwork, 0, 0, G == 1, col, local,
+                   global);
+        /* the partials' fold: the same kernel, one split, R = G */
+        size_t global2[2] = {global[0], 1};
+        if (s == TOCL_OK && G > 1)
+            s = launch(dev, stream, q, e, d, g, n_out, sp, &mem, scalars, M, (int64_t)G, R, 1, 1, 0, 1, 1, col, local,
+                       global2);
+    } else {
+        size_t local[2] = {lx, ly}, global[2] = {G * lx, (size_t)((M + (int64_t)ly - 1) / (int64_t)ly) * ly};
+        s = launch(dev, stream, q, e, d, g, n_out, sp, &mem, scalars, M, R, R, per, nwork, interleave, 0, G == 1, 0,
+                   local, global);
+        size_t local2[2] = {L, 1}, global2[2] = {L, (size_t)M};
+        if (s == TOCL_OK && G > 1)
+            s = launch(dev, stream, q, e, d, g, n_out, sp, &mem, scalars, M, (int64_t)G, R, 1, (int64_t)L, 1, 1, 1, 0,
+                       local2, global2);
+    }
     if (held)
         clReleaseMemObject(held);
     if (tmp) {

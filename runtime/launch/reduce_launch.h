@@ -31,7 +31,7 @@ void tocl_reduce_collapse(tocl_red_space *sp, const tocl_reduce_desc *d, int n_o
  * (*ready = 0). Fails only under TORCH_OCL_STRICT_BUILDS, when the kernel
  * (or an earlier background build) failed to build. */
 tocl_status tocl_reduce_kernel_ready(int dev, const tocl_reduce_desc *d, const tocl_ir_graph *g, int n_out,
-                                     const tocl_dtype *od, int kr, int rr, int sync, int *ready);
+                                     const tocl_dtype *od, const tocl_red_space *sp, int sync, int *ready);
 
 /* Operands the caller resolved: the outputs, then every input (a fused
  * prologue's recorded inputs among them, resolved when they were recorded:

@@ -47,7 +47,7 @@ static tocl_status run_fusing(int dev, int stream, const tocl_reduce_desc *d, co
                     (!tocl_ir_uses_f64(&fp.g) || tocl_dev_props(dev)->has_fp64);
         tocl_dtype od[2] = {outs[0].dtype, n_out > 1 ? outs[1].dtype : TOCL_I64};
         if (fused)
-            ks = tocl_reduce_kernel_ready(dev, d, &fp.g, n_out, od, sp.kr, sp.rr, tocl_defer_sync_build(), &fused);
+            ks = tocl_reduce_kernel_ready(dev, d, &fp.g, n_out, od, &sp, tocl_defer_sync_build(), &fused);
         int commit = fused && ks == TOCL_OK;
         tocl_status s = tocl_defer_reduce_end(commit);
         if (commit) {

@@ -260,7 +260,7 @@ static const char *malformed(const char *s) {
 static char red_text[1 << 18];
 static void test_reduce_prologue_inputs(void) {
     static const tocl_dtype od[2] = {TOCL_F32, TOCL_I64};
-    int rendered = 0;
+    int rendered = 0, cols = 0;
     for (int nin = 0; nin <= 2; nin++) {
         tocl_ir_graph g;
         tocl_ir_init(&g);
@@ -282,9 +282,26 @@ static void test_reduce_prologue_inputs(void) {
                                 kind, nin, kr, rr, bad);
                     CHECK(bad == NULL);
                     rendered++;
+                    /* the column kernel, where the kind has one */
+                    int ok = tocl_reduce_col_ok(&d, &g, kr);
+                    CHECK(ok == (nin >= 1 && kr >= 1 && kind != TOCL_REDUCE_ANY && kind != TOCL_REDUCE_ALL));
+                    for (int W = 8; ok && W <= 16; W += 8) {
+                        CHECK_OK(tocl_reduce_render_col(&d, &g, arg ? 2 : 1, od, kr, rr, W, red_text, sizeof red_text));
+                        bad = malformed(red_text);
+                        if (bad)
+                            fprintf(stderr, "malformed column text (kind %d, %d inputs, kr %d, rr %d) at: %.60s\n",
+                                    kind, nin, kr, rr, bad);
+                        CHECK(bad == NULL);
+                        CHECK(strstr(red_text, "__kernel void tocl_redc(") != NULL);
+                        cols++;
+                    }
+                    if (!ok)
+                        CHECK_STATUS(tocl_reduce_render_col(&d, &g, 1, od, kr, rr, 16, red_text, sizeof red_text),
+                                     TOCL_E_INVALID);
                 }
     }
     CHECK(rendered == 3 * TOCL_REDUCE_KIND_COUNT * 6);
+    CHECK(cols == 2 * (TOCL_REDUCE_KIND_COUNT - 2) * 2 * 2 * 2); /* inputs 1-2, kinds but any/all, kr 1-2, rr 1-2, 8 and 16 lanes */
     /* The checker itself catches what it is for. */
     CHECK(malformed("    if () {\n    }") != NULL);
     CHECK(malformed("if (a && ) x;") != NULL);
