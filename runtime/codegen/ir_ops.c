@@ -208,8 +208,8 @@ static const char h_logsigmoid_bw[] =
  * FASTMATH fragment of ir_special.c: vectorisable float32 versions of
  * builtins that PoCL runs 3-80x slower; double calls the builtins). */
 #define FM TOCL_SF_BIT(FASTMATH)
-#define FM_ROW(op, name, arity, f) [op] = {name, arity, TOCL_IR_SIG_SAME, f, NA, NA, NULL, NULL, FM}
-#define FM_ROWH(op, name, arity, f, hf) [op] = {name, arity, TOCL_IR_SIG_SAME, f, NA, NA, hf, NULL, FM}
+#define FASTROW(op, name, arity, f) [op] = {name, arity, TOCL_IR_SIG_SAME, f, NA, NA, NULL, NULL, FM}
+#define FASTROWH(op, name, arity, f, hf) [op] = {name, arity, TOCL_IR_SIG_SAME, f, NA, NA, hf, NULL, FM}
 #define BINARY_FLOAT(op, name, f) ROW(op, name, 2, TOCL_IR_SIG_SAME, f, NA, NA)
 #define PREDICATE(op, name, arity, f) ROW(op, name, arity, TOCL_IR_SIG_CMP, f, f, NULL)
 
@@ -292,13 +292,13 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     UNARY_FLOAT(TOCL_IR_RECIPROCAL, "reciprocal", "(1.0%F / %0)"),
     UNARY_FLOAT(TOCL_IR_SQRT, "sqrt", "sqrt(%0)"),
     UNARY_FLOAT(TOCL_IR_RSQRT, "rsqrt", "rsqrt(%0)"),
-    FM_ROW(TOCL_IR_EXP, "exp", 1, "tocl_exp_%T(%0)"),
+    FASTROW(TOCL_IR_EXP, "exp", 1, "tocl_exp_%T(%0)"),
     UNARY_FLOAT(TOCL_IR_EXP2, "exp2", "exp2(%0)"),
-    FM_ROW(TOCL_IR_EXPM1, "expm1", 1, "tocl_expm1_%T(%0)"),
-    FM_ROW(TOCL_IR_LOG, "log", 1, "tocl_log_%T(%0)"),
+    FASTROW(TOCL_IR_EXPM1, "expm1", 1, "tocl_expm1_%T(%0)"),
+    FASTROW(TOCL_IR_LOG, "log", 1, "tocl_log_%T(%0)"),
     UNARY_FLOAT(TOCL_IR_LOG2, "log2", "log2(%0)"),
     UNARY_FLOAT(TOCL_IR_LOG10, "log10", "log10(%0)"),
-    FM_ROW(TOCL_IR_LOG1P, "log1p", 1, "tocl_log1p_%T(%0)"),
+    FASTROW(TOCL_IR_LOG1P, "log1p", 1, "tocl_log1p_%T(%0)"),
     UNARY_FLOAT(TOCL_IR_SIN, "sin", "sin(%0)"),
     UNARY_FLOAT(TOCL_IR_COS, "cos", "cos(%0)"),
     UNARY_FLOAT(TOCL_IR_TAN, "tan", "tan(%0)"),
@@ -311,12 +311,12 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     UNARY_FLOAT(TOCL_IR_ASINH, "asinh", "asinh(%0)"),
     UNARY_FLOAT(TOCL_IR_ACOSH, "acosh", "acosh(%0)"),
     UNARY_FLOAT(TOCL_IR_ATANH, "atanh", "atanh(%0)"),
-    FM_ROW(TOCL_IR_ERF, "erf", 1, "tocl_erf_%T(%0)"),
-    FM_ROW(TOCL_IR_ERFC, "erfc", 1, "tocl_erfc_%T(%0)"),
+    FASTROW(TOCL_IR_ERF, "erf", 1, "tocl_erf_%T(%0)"),
+    FASTROW(TOCL_IR_ERFC, "erfc", 1, "tocl_erfc_%T(%0)"),
     ROWH(TOCL_IR_ERFINV, "erfinv", 1, TOCL_IR_SIG_SAME, "tocl_erfinv_%T(%0)", NA, NA, h_erfinv, NULL),
     UNARY_FLOAT(TOCL_IR_LGAMMA, "lgamma", "lgamma(%0)"),
     ROWH(TOCL_IR_DIGAMMA, "digamma", 1, TOCL_IR_SIG_SAME, "tocl_digamma_%T(%0)", NA, NA, h_digamma, NULL),
-    FM_ROW(TOCL_IR_SIGMOID, "sigmoid", 1, "(1.0%F / (1.0%F + tocl_exp_%T(-%0)))"),
+    FASTROW(TOCL_IR_SIGMOID, "sigmoid", 1, "(1.0%F / (1.0%F + tocl_exp_%T(-%0)))"),
     /* Rounding is the identity on integers (PyTorch returns a copy). */
     ROW(TOCL_IR_FLOOR, "floor", 1, TOCL_IR_SIG_SAME, "floor(%0)", "%0", NA),
     ROW(TOCL_IR_CEIL, "ceil", 1, TOCL_IR_SIG_SAME, "ceil(%0)", "%0", NA),
@@ -326,7 +326,7 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     BINARY_FLOAT(TOCL_IR_ATAN2, "atan2", "atan2(%0, %1)"),
     BINARY_FLOAT(TOCL_IR_HYPOT, "hypot", "hypot(%0, %1)"),
     BINARY_FLOAT(TOCL_IR_COPYSIGN, "copysign", "copysign(%0, %1)"),
-    FM_ROW(TOCL_IR_XLOGY, "xlogy", 2, "(isnan(%1) ? %1 : (%0 == 0 ? (%T)0 : %0 * tocl_log_%T(%1)))"),
+    FASTROW(TOCL_IR_XLOGY, "xlogy", 2, "(isnan(%1) ? %1 : (%0 == 0 ? (%T)0 : %0 * tocl_log_%T(%1)))"),
     ROW(TOCL_IR_HEAVISIDE, "heaviside", 2, TOCL_IR_SIG_SAME, "(%0 == 0 ? %1 : (%T)(%0 > 0))",
         "(%0 == 0 ? %1 : (%T)(%0 > 0))", NULL),
     ROW(TOCL_IR_MAXIMUM, "maximum", 2, TOCL_IR_SIG_SAME, "(isnan(%0) ? %0 : (isnan(%1) ? %1 : fmax(%0, %1)))",
@@ -369,20 +369,20 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     ROW(TOCL_IR_LERP, "lerp", 3, TOCL_IR_SIG_SAME,
         "(fabs(%2) < 0.5%F ? %0 + %2 * (%1 - %0) : %1 - (%1 - %0) * (1.0%F - %2))", NA, NA),
 
-    FM_ROW(TOCL_IR_GELU, "gelu", 1, "(%0 * 0.5%F * (1.0%F + tocl_erf_%T(%0 * 0.70710678118654752440%F)))"),
+    FASTROW(TOCL_IR_GELU, "gelu", 1, "(%0 * 0.5%F * (1.0%F + tocl_erf_%T(%0 * 0.70710678118654752440%F)))"),
     ROWH(TOCL_IR_GELU_TANH, "gelu_tanh", 1, TOCL_IR_SIG_SAME, "tocl_gelu_tanh_%T(%0)", NA, NA, h_gelu_tanh, NULL),
-    FM_ROW(TOCL_IR_GELU_BACKWARD, "gelu_backward", 2,
+    FASTROW(TOCL_IR_GELU_BACKWARD, "gelu_backward", 2,
            "(%0 * (0.5%F * (1.0%F + tocl_erf_%T(%1 * 0.70710678118654752440%F)) + "
            "%1 * 0.39894228040143267794%F * tocl_exp_%T(-0.5%F * %1 * %1)))"),
     ROWH(TOCL_IR_GELU_TANH_BACKWARD, "gelu_tanh_backward", 2, TOCL_IR_SIG_SAME, "tocl_gelu_tanh_bw_%T(%0, %1)", NA,
          NA, h_gelu_tanh_bw, NULL),
-    FM_ROW(TOCL_IR_SILU, "silu", 1, "(%0 / (1.0%F + tocl_exp_%T(-%0)))"),
-    FM_ROWH(TOCL_IR_SILU_BACKWARD, "silu_backward", 2, "tocl_silu_bw_%T(%0, %1)", h_silu_bw),
-    FM_ROW(TOCL_IR_MISH, "mish", 1, "(%0 * tanh(tocl_log1p_%T(tocl_exp_%T(%0))))"),
-    FM_ROW(TOCL_IR_LOGSIGMOID, "logsigmoid", 1, "(fmin(%0, (%T)0) - tocl_log1p_%T(tocl_exp_%T(-fabs(%0))))"),
-    FM_ROWH(TOCL_IR_LOGSIGMOID_BACKWARD, "logsigmoid_backward", 2, "tocl_logsigmoid_bw_%T(%0, %1)",
+    FASTROW(TOCL_IR_SILU, "silu", 1, "(%0 / (1.0%F + tocl_exp_%T(-%0)))"),
+    FASTROWH(TOCL_IR_SILU_BACKWARD, "silu_backward", 2, "tocl_silu_bw_%T(%0, %1)", h_silu_bw),
+    FASTROW(TOCL_IR_MISH, "mish", 1, "(%0 * tanh(tocl_log1p_%T(tocl_exp_%T(%0))))"),
+    FASTROW(TOCL_IR_LOGSIGMOID, "logsigmoid", 1, "(fmin(%0, (%T)0) - tocl_log1p_%T(tocl_exp_%T(-fabs(%0))))"),
+    FASTROWH(TOCL_IR_LOGSIGMOID_BACKWARD, "logsigmoid_backward", 2, "tocl_logsigmoid_bw_%T(%0, %1)",
             h_logsigmoid_bw),
-    FM_ROW(TOCL_IR_SOFTPLUS, "softplus", 3, "((%0 * %1) > %2 ? %0 : tocl_log1p_%T(tocl_exp_%T(%0 * %1)) / %1)"),
+    FASTROW(TOCL_IR_SOFTPLUS, "softplus", 3, "((%0 * %1) > %2 ? %0 : tocl_log1p_%T(tocl_exp_%T(%0 * %1)) / %1)"),
     ROW(TOCL_IR_SOFTSHRINK, "softshrink", 2, TOCL_IR_SIG_SAME,
         "(%0 > %1 ? %0 - %1 : (%0 < -%1 ? %0 + %1 : %0 * 0))", NA, NA),
     ROW(TOCL_IR_HARDSHRINK, "hardshrink", 2, TOCL_IR_SIG_SAME, "((%0 >= -%1 && %0 <= %1) ? (%T)0 : %0)", NA, NA),
@@ -413,7 +413,7 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     SPECIAL1(TOCL_IR_ERFCX, "erfcx", "erfcx", ERFCX),
     SPECIAL1(TOCL_IR_NDTRI, "ndtri", "ndtri", NDTRI),
     SPECIAL1(TOCL_IR_LOG_NDTR, "log_ndtr", "log_ndtr", LOG_NDTR),
-    FM_ROW(TOCL_IR_ENTR, "entr", 1,
+    FASTROW(TOCL_IR_ENTR, "entr", 1,
            "(isnan(%0) ? %0 : (%0 > 0 ? -%0 * tocl_log_%T(%0) : (%0 == 0 ? (%T)0 : (%T)-INFINITY)))"),
     /* pi * x rounded once, as the CPU forms it. */
     UNARY_FLOAT(TOCL_IR_SINC, "sinc",
@@ -425,10 +425,10 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     SPECIAL(TOCL_IR_ZETA, "zeta", 2, "tocl_sf_zeta_%T(%0, %1)", TOCL_SF_BIT(ZETA)),
     SPECIAL(TOCL_IR_IGAMMA, "igamma", 2, "tocl_sf_igamma_%T(%0, %1)", TOCL_SF_BIT(IGAMMA)),
     SPECIAL(TOCL_IR_IGAMMAC, "igammac", 2, "tocl_sf_igammac_%T(%0, %1)", TOCL_SF_BIT(IGAMMAC)),
-    FM_ROW(TOCL_IR_XLOG1PY, "xlog1py", 2, "(isnan(%1) ? %1 : (%0 == 0 ? (%T)0 : %0 * tocl_log1p_%T(%1)))"),
+    FASTROW(TOCL_IR_XLOG1PY, "xlog1py", 2, "(isnan(%1) ? %1 : (%0 == 0 ? (%T)0 : %0 * tocl_log1p_%T(%1)))"),
     /* The CPU's max(a, b) + log1p(exp(-|a - b|)); equal infinities are
      * returned as they are (inf - inf would be NaN). */
-    FM_ROW(TOCL_IR_LOGADDEXP, "logaddexp", 2,
+    FASTROW(TOCL_IR_LOGADDEXP, "logaddexp", 2,
            "((isinf(%0) && %0 == %1) ? %0 : (%0 < %1 ? %1 : %0) + tocl_log1p_%T(tocl_exp_%T(-fabs(%0 - %1))))"),
     BINARY_FLOAT(TOCL_IR_LOGADDEXP2, "logaddexp2",
                  "((isinf(%0) && %0 == %1) ? %0 : (%0 < %1 ? %1 : %0) + "
