@@ -151,14 +151,14 @@ static const char h_digamma[] =
     "        y *= z;\n    }\n"
     "    return result + log(x) - 0.5%F / x - y;\n}\n";
 
-/* tanh of a variable, exactly +-1 where the true value rounds to it:
+/* tanh of a variable (tocl_tanh_%T of the FASTMATH fragment, ir_special.c),
+ * exactly +-1 where the true value rounds to it:
  * 1 - tanh(x) ~ 2 exp(-2x) is below half an ulp of 1 from x = 9.01 (float)
  * and 19.06 (double). PoCL's float tanh stops at 1 - 2^-24 there, which
  * gelu's tanh form turns into 0.5 x 2^-24 instead of 0 for large negative
  * x (-2.2e-5 at -745, -inf instead of NaN at -inf) and its gradient into
  * 1.00005 at x = 20. */
-#define SAT_TANH(v) \
-    "(fabs(" v ") > (sizeof(%T) == 4 ? 9.1%F : 19.1%F) ? copysign(1.0%F, " v ") : tanh(" v "))"
+#define SAT_TANH(v) "tocl_tanh_%T(" v ")"
 
 /* PyTorch's tanh-approximated gelu, x^3 formed first as its kernel does. */
 static const char h_gelu_tanh[] =
@@ -307,7 +307,7 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     UNARY_FLOAT(TOCL_IR_ATAN, "atan", "atan(%0)"),
     UNARY_FLOAT(TOCL_IR_SINH, "sinh", "sinh(%0)"),
     UNARY_FLOAT(TOCL_IR_COSH, "cosh", "cosh(%0)"),
-    UNARY_FLOAT(TOCL_IR_TANH, "tanh", SAT_TANH("%0")),
+    FASTROW(TOCL_IR_TANH, "tanh", 1, SAT_TANH("%0")),
     UNARY_FLOAT(TOCL_IR_ASINH, "asinh", "asinh(%0)"),
     UNARY_FLOAT(TOCL_IR_ACOSH, "acosh", "acosh(%0)"),
     UNARY_FLOAT(TOCL_IR_ATANH, "atanh", "atanh(%0)"),
@@ -370,15 +370,14 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
         "(fabs(%2) < 0.5%F ? %0 + %2 * (%1 - %0) : %1 - (%1 - %0) * (1.0%F - %2))", NA, NA),
 
     FASTROW(TOCL_IR_GELU, "gelu", 1, "(%0 * 0.5%F * (1.0%F + tocl_erf_%T(%0 * 0.70710678118654752440%F)))"),
-    ROWH(TOCL_IR_GELU_TANH, "gelu_tanh", 1, TOCL_IR_SIG_SAME, "tocl_gelu_tanh_%T(%0)", NA, NA, h_gelu_tanh, NULL),
+    FASTROWH(TOCL_IR_GELU_TANH, "gelu_tanh", 1, "tocl_gelu_tanh_%T(%0)", h_gelu_tanh),
     FASTROW(TOCL_IR_GELU_BACKWARD, "gelu_backward", 2,
            "(%0 * (0.5%F * (1.0%F + tocl_erf_%T(%1 * 0.70710678118654752440%F)) + "
            "%1 * 0.39894228040143267794%F * tocl_exp_%T(-0.5%F * %1 * %1)))"),
-    ROWH(TOCL_IR_GELU_TANH_BACKWARD, "gelu_tanh_backward", 2, TOCL_IR_SIG_SAME, "tocl_gelu_tanh_bw_%T(%0, %1)", NA,
-         NA, h_gelu_tanh_bw, NULL),
+    FASTROWH(TOCL_IR_GELU_TANH_BACKWARD, "gelu_tanh_backward", 2, "tocl_gelu_tanh_bw_%T(%0, %1)", h_gelu_tanh_bw),
     FASTROW(TOCL_IR_SILU, "silu", 1, "(%0 / (1.0%F + tocl_exp_%T(-%0)))"),
     FASTROWH(TOCL_IR_SILU_BACKWARD, "silu_backward", 2, "tocl_silu_bw_%T(%0, %1)", h_silu_bw),
-    FASTROW(TOCL_IR_MISH, "mish", 1, "(%0 * tanh(tocl_log1p_%T(tocl_exp_%T(%0))))"),
+    FASTROW(TOCL_IR_MISH, "mish", 1, "(%0 * tocl_tanh_%T(tocl_log1p_%T(tocl_exp_%T(%0))))"),
     FASTROW(TOCL_IR_LOGSIGMOID, "logsigmoid", 1, "(fmin(%0, (%T)0) - tocl_log1p_%T(tocl_exp_%T(-fabs(%0))))"),
     FASTROWH(TOCL_IR_LOGSIGMOID_BACKWARD, "logsigmoid_backward", 2, "tocl_logsigmoid_bw_%T(%0, %1)",
             h_logsigmoid_bw),

@@ -9,13 +9,14 @@
  * double). */
 #include "codegen/ir_special.h"
 
-/* Float32 exp, expm1, erf, erfc, log and log1p for the op table's
+/* Float32 exp, expm1, tanh, erf, erfc, log and log1p for the op table's
  * formulas (tocl_exp_float ...). PoCL's builtins do not vectorise across
  * work-items (scalar library calls or branches), and on its CPU device a
  * kernel tocl_ew is only fast when the loop over work-items vectorises.
  * Measured on 1M floats, device time, builtin -> these: exp 0.42 -> 0.30 ms,
  * expm1 24 -> 0.32, erf 47 -> 0.90, erfc 72 -> 0.92, log 15.6 -> 0.34,
- * log1p 16 -> 0.46 (a copy is 0.13). So they are branch-free: both arms of
+ * log1p 16 -> 0.46, tanh (saturated, see SAT_TANH in ir_ops.c) 0.71-0.82
+ * -> 0.42 (a copy is 0.13). So they are branch-free: both arms of
  * a range split are computed and selected, NaN passed through by a select,
  * rint(x) as (x + 1.5 * 2^23) - 1.5 * 2^23, clamps by fmin / fmax (rint,
  * clamp, isnan and floor broke vectorisation when measured). always_inline
@@ -24,7 +25,8 @@
  *
  * Max error against float64 over 2^24 random bit patterns, every special
  * value and dense sweeps of the interesting ranges (test_fastmath.py):
- * exp 0.97 ulp, expm1 1.43, erf 0.94, erfc 1.97, log 1.18, log1p 1.66;
+ * exp 0.97 ulp, expm1 1.43, erf 0.94, erfc 1.97, log 1.18, log1p 1.66,
+ * tanh 1.49 (exactly +-1 from |x| = 9.01 on, where the true value rounds to it);
  * +-0, +-inf, NaN, subnormal inputs and results as the CPU gives them.
  * Coefficients: exp's polynomial is Sleef's expf; logf's reduction and
  * polynomial are FreeBSD's e_logf.c; the erf and erfc polynomials are
@@ -192,6 +194,8 @@ static const char sf_fastmath_f64[] =
     "inline double tocl_erfc_double(double x) { return erfc(x); }\n"
     "inline double tocl_log_double(double x) { return log(x); }\n"
     "inline double tocl_log1p_double(double x) { return log1p(x); }\n"
+    /* exactly +-1 where the true value rounds to it, as the float one (ir_ops.c, SAT_TANH) */
+    "inline double tocl_tanh_double(double x) { return fabs(x) > 19.1 ? copysign(1.0, x) : tanh(x); }\n"
     "#endif\n";
 
 static const char sf_degree[] =

@@ -1,4 +1,4 @@
-"""The op table's float32 exp, expm1, erf, erfc, log and log1p
+"""The op table's float32 exp, expm1, tanh, erf, erfc, log and log1p
 (runtime/codegen/ir_special.c, FASTMATH) over the whole float range.
 
 They replace PoCL's builtins, which do not vectorise (erf 47 ms for 1M
@@ -8,7 +8,7 @@ dense sweeps of the ranges where each function changes method, and every
 special value, through the ops themselves (generated tocl_ew kernels),
 against float64 on the CPU. Bound: 2 ulp of the float32 result (measured
 maxima over 2^24 patterns: exp 0.97, expm1 1.43, erf 0.94, erfc 1.97, log
-1.18, log1p 1.66). NaN, infinities and the sign of zero must be exact.
+1.18, log1p 1.66, tanh 1.49). NaN, infinities and the sign of zero must be exact.
 float16 and bfloat16 compute in float32 and round once, so they must round
 to the CPU's value or a neighbour of it.
 """
@@ -25,6 +25,7 @@ FUNCS = {
     "erfc": torch.erfc,
     "log": torch.log,
     "log1p": torch.log1p,
+    "tanh": torch.tanh,
 }
 ULP_BOUND = 2.0
 
@@ -33,7 +34,8 @@ SPECIAL = [0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1e-45, -1e-45, 
            88.72283172607421875, 88.7228393554687, 89.0, -87.33654, -103.97, -104.0, -150.0, -17.33, -20.0,
            1.0, -1.0, 0.5, -0.5, 0.49999997, 2.0, -2.0, 3.9, 4.0, 4.1, 0.99999994, 1.0000001, -0.99999994,
            -1.0000001, 9.0, 10.05, 10.06, 10.1, 10.2, -10.06, 0.6931472, -0.6931472, 0.3465736, -0.3465736,
-           -1.0 + 2.0 ** -24, -0.9999999, 2.0 ** 24, 2.0 ** 25]
+           -1.0 + 2.0 ** -24, -0.9999999, 2.0 ** 24, 2.0 ** 25, 0.625, 0.62499994, -0.625, 9.01, 9.02, -9.02,
+           19.1, 2.9802322e-08]
 
 
 def inputs():
