@@ -160,15 +160,19 @@ static const char h_digamma[] =
  * 1.00005 at x = 20. */
 #define SAT_TANH(v) "tocl_tanh_%T(" v ")"
 
-/* PyTorch's tanh-approximated gelu, x^3 formed first as its kernel does. */
+/* PyTorch's tanh-approximated gelu, x^3 formed first as its kernel does.
+ * This and the other helpers calling the FASTMATH functions are
+ * always_inline: with tocl_tanh_float inlined into it, PoCL left
+ * tocl_gelu_tanh_float a call, one scalar call per element (4.5 ms instead
+ * of 1.1 ms for 1M floats). */
 static const char h_gelu_tanh[] =
-    "inline %T tocl_gelu_tanh_%T(%T x)\n{\n"
+    "inline __attribute__((always_inline)) %T tocl_gelu_tanh_%T(%T x)\n{\n"
     "    %T u = 0.79788456080286535588%F * (x + 0.044715%F * (x * x * x));\n"
     "    return 0.5%F * x * (1 + " SAT_TANH("u") ");\n}\n";
 
 /* The gradients below follow PyTorch's CPU kernels term by term. */
 static const char h_gelu_tanh_bw[] =
-    "inline %T tocl_gelu_tanh_bw_%T(%T dy, %T x)\n{\n"
+    "inline __attribute__((always_inline)) %T tocl_gelu_tanh_bw_%T(%T dy, %T x)\n{\n"
     "    %T kb = 0.79788456080286535588%F, kk = 0.044715%F;\n"
     "    %T x_sq = x * x;\n"
     "    %T u = kb * (x + kk * x_sq * x);\n"
@@ -179,12 +183,12 @@ static const char h_gelu_tanh_bw[] =
     "    return dy * (left_d + right_d);\n}\n";
 
 static const char h_silu_bw[] =
-    "inline %T tocl_silu_bw_%T(%T dy, %T x)\n{\n"
+    "inline __attribute__((always_inline)) %T tocl_silu_bw_%T(%T dy, %T x)\n{\n"
     "    %T s = 1 / (1 + tocl_exp_%T(-x));\n"
     "    return dy * s * (1 + x * (1 - s));\n}\n";
 
 static const char h_logsigmoid_bw[] =
-    "inline %T tocl_logsigmoid_bw_%T(%T dy, %T x)\n{\n"
+    "inline __attribute__((always_inline)) %T tocl_logsigmoid_bw_%T(%T dy, %T x)\n{\n"
     "    %T z = tocl_exp_%T(-fabs(x));\n"
     "    return x < 0 ? (1 - z / (1 + z)) * dy : (z / (1 + z)) * dy;\n}\n";
 
