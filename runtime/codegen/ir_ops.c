@@ -151,24 +151,28 @@ static const char h_digamma[] =
     "        y *= z;\n    }\n"
     "    return result + log(x) - 0.5%F / x - y;\n}\n";
 
-/* tanh of a variable, exactly +-1 where the true value rounds to it:
+/* tanh of a variable (tocl_tanh_%T of the FASTMATH fragment, ir_special.c),
+ * exactly +-1 where the true value rounds to it:
  * 1 - tanh(x) ~ 2 exp(-2x) is below half an ulp of 1 from x = 9.01 (float)
  * and 19.06 (double). PoCL's float tanh stops at 1 - 2^-24 there, which
  * gelu's tanh form turns into 0.5 x 2^-24 instead of 0 for large negative
  * x (-2.2e-5 at -745, -inf instead of NaN at -inf) and its gradient into
  * 1.00005 at x = 20. */
-#define SAT_TANH(v) \
-    "(fabs(" v ") > (sizeof(%T) == 4 ? 9.1%F : 19.1%F) ? copysign(1.0%F, " v ") : tanh(" v "))"
+#define SAT_TANH(v) "tocl_tanh_%T(" v ")"
 
-/* PyTorch's tanh-approximated gelu, x^3 formed first as its kernel does. */
+/* PyTorch's tanh-approximated gelu, x^3 formed first as its kernel does.
+ * This and the other helpers calling the FASTMATH functions are
+ * always_inline: with tocl_tanh_float inlined into it, PoCL left
+ * tocl_gelu_tanh_float a call, one scalar call per element (4.5 ms instead
+ * of 1.1 ms for 1M floats). */
 static const char h_gelu_tanh[] =
-    "inline %T tocl_gelu_tanh_%T(%T x)\n{\n"
+    "inline __attribute__((always_inline)) %T tocl_gelu_tanh_%T(%T x)\n{\n"
     "    %T u = 0.79788456080286535588%F * (x + 0.044715%F * (x * x * x));\n"
     "    return 0.5%F * x * (1 + " SAT_TANH("u") ");\n}\n";
 
 /* The gradients below follow PyTorch's CPU kernels term by term. */
 static const char h_gelu_tanh_bw[] =
-    "inline %T tocl_gelu_tanh_bw_%T(%T dy, %T x)\n{\n"
+    "inline __attribute__((always_inline)) %T tocl_gelu_tanh_bw_%T(%T dy, %T x)\n{\n"
     "    %T kb = 0.79788456080286535588%F, kk = 0.044715%F;\n"
     "    %T x_sq = x * x;\n"
     "    %T u = kb * (x + kk * x_sq * x);\n"
@@ -179,13 +183,13 @@ static const char h_gelu_tanh_bw[] =
     "    return dy * (left_d + right_d);\n}\n";
 
 static const char h_silu_bw[] =
-    "inline %T tocl_silu_bw_%T(%T dy, %T x)\n{\n"
-    "    %T s = 1 / (1 + exp(-x));\n"
+    "inline __attribute__((always_inline)) %T tocl_silu_bw_%T(%T dy, %T x)\n{\n"
+    "    %T s = 1 / (1 + tocl_exp_%T(-x));\n"
     "    return dy * s * (1 + x * (1 - s));\n}\n";
 
 static const char h_logsigmoid_bw[] =
-    "inline %T tocl_logsigmoid_bw_%T(%T dy, %T x)\n{\n"
-    "    %T z = exp(-fabs(x));\n"
+    "inline __attribute__((always_inline)) %T tocl_logsigmoid_bw_%T(%T dy, %T x)\n{\n"
+    "    %T z = tocl_exp_%T(-fabs(x));\n"
     "    return x < 0 ? (1 - z / (1 + z)) * dy : (z / (1 + z)) * dy;\n}\n";
 
 /* Integer arithmetic relies on OpenCL C's usual conversions: char/short
@@ -204,6 +208,12 @@ static const char h_logsigmoid_bw[] =
 #define POLY(op, name, fn, id) \
     SPECIAL(op, name, 2, "tocl_sf_" fn "_%T(%0, tocl_sf_degree_%T(%1))", TOCL_SF_BIT(id) | TOCL_SF_BIT(DEGREE))
 #define UNARY_FLOAT(op, name, f) ROW(op, name, 1, TOCL_IR_SIG_SAME, f, NA, NA)
+/* Float ops whose formula or helper calls tocl_exp_%T, tocl_erf_%T ... (the
+ * FASTMATH fragment of ir_special.c: vectorisable float32 versions of
+ * builtins that PoCL runs 3-80x slower; double calls the builtins). */
+#define FM TOCL_SF_BIT(FASTMATH)
+#define FASTROW(op, name, arity, f) [op] = {name, arity, TOCL_IR_SIG_SAME, f, NA, NA, NULL, NULL, FM}
+#define FASTROWH(op, name, arity, f, hf) [op] = {name, arity, TOCL_IR_SIG_SAME, f, NA, NA, hf, NULL, FM}
 #define BINARY_FLOAT(op, name, f) ROW(op, name, 2, TOCL_IR_SIG_SAME, f, NA, NA)
 #define PREDICATE(op, name, arity, f) ROW(op, name, arity, TOCL_IR_SIG_CMP, f, f, NULL)
 
@@ -286,13 +296,13 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     UNARY_FLOAT(TOCL_IR_RECIPROCAL, "reciprocal", "(1.0%F / %0)"),
     UNARY_FLOAT(TOCL_IR_SQRT, "sqrt", "sqrt(%0)"),
     UNARY_FLOAT(TOCL_IR_RSQRT, "rsqrt", "rsqrt(%0)"),
-    UNARY_FLOAT(TOCL_IR_EXP, "exp", "exp(%0)"),
+    FASTROW(TOCL_IR_EXP, "exp", 1, "tocl_exp_%T(%0)"),
     UNARY_FLOAT(TOCL_IR_EXP2, "exp2", "exp2(%0)"),
-    UNARY_FLOAT(TOCL_IR_EXPM1, "expm1", "expm1(%0)"),
-    UNARY_FLOAT(TOCL_IR_LOG, "log", "log(%0)"),
+    FASTROW(TOCL_IR_EXPM1, "expm1", 1, "tocl_expm1_%T(%0)"),
+    FASTROW(TOCL_IR_LOG, "log", 1, "tocl_log_%T(%0)"),
     UNARY_FLOAT(TOCL_IR_LOG2, "log2", "log2(%0)"),
     UNARY_FLOAT(TOCL_IR_LOG10, "log10", "log10(%0)"),
-    UNARY_FLOAT(TOCL_IR_LOG1P, "log1p", "log1p(%0)"),
+    FASTROW(TOCL_IR_LOG1P, "log1p", 1, "tocl_log1p_%T(%0)"),
     UNARY_FLOAT(TOCL_IR_SIN, "sin", "sin(%0)"),
     UNARY_FLOAT(TOCL_IR_COS, "cos", "cos(%0)"),
     UNARY_FLOAT(TOCL_IR_TAN, "tan", "tan(%0)"),
@@ -301,16 +311,16 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     UNARY_FLOAT(TOCL_IR_ATAN, "atan", "atan(%0)"),
     UNARY_FLOAT(TOCL_IR_SINH, "sinh", "sinh(%0)"),
     UNARY_FLOAT(TOCL_IR_COSH, "cosh", "cosh(%0)"),
-    UNARY_FLOAT(TOCL_IR_TANH, "tanh", SAT_TANH("%0")),
+    FASTROW(TOCL_IR_TANH, "tanh", 1, SAT_TANH("%0")),
     UNARY_FLOAT(TOCL_IR_ASINH, "asinh", "asinh(%0)"),
     UNARY_FLOAT(TOCL_IR_ACOSH, "acosh", "acosh(%0)"),
     UNARY_FLOAT(TOCL_IR_ATANH, "atanh", "atanh(%0)"),
-    UNARY_FLOAT(TOCL_IR_ERF, "erf", "erf(%0)"),
-    UNARY_FLOAT(TOCL_IR_ERFC, "erfc", "erfc(%0)"),
+    FASTROW(TOCL_IR_ERF, "erf", 1, "tocl_erf_%T(%0)"),
+    FASTROW(TOCL_IR_ERFC, "erfc", 1, "tocl_erfc_%T(%0)"),
     ROWH(TOCL_IR_ERFINV, "erfinv", 1, TOCL_IR_SIG_SAME, "tocl_erfinv_%T(%0)", NA, NA, h_erfinv, NULL),
     UNARY_FLOAT(TOCL_IR_LGAMMA, "lgamma", "lgamma(%0)"),
     ROWH(TOCL_IR_DIGAMMA, "digamma", 1, TOCL_IR_SIG_SAME, "tocl_digamma_%T(%0)", NA, NA, h_digamma, NULL),
-    UNARY_FLOAT(TOCL_IR_SIGMOID, "sigmoid", "(1.0%F / (1.0%F + exp(-%0)))"),
+    FASTROW(TOCL_IR_SIGMOID, "sigmoid", 1, "(1.0%F / (1.0%F + tocl_exp_%T(-%0)))"),
     /* Rounding is the identity on integers (PyTorch returns a copy). */
     ROW(TOCL_IR_FLOOR, "floor", 1, TOCL_IR_SIG_SAME, "floor(%0)", "%0", NA),
     ROW(TOCL_IR_CEIL, "ceil", 1, TOCL_IR_SIG_SAME, "ceil(%0)", "%0", NA),
@@ -320,7 +330,7 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     BINARY_FLOAT(TOCL_IR_ATAN2, "atan2", "atan2(%0, %1)"),
     BINARY_FLOAT(TOCL_IR_HYPOT, "hypot", "hypot(%0, %1)"),
     BINARY_FLOAT(TOCL_IR_COPYSIGN, "copysign", "copysign(%0, %1)"),
-    BINARY_FLOAT(TOCL_IR_XLOGY, "xlogy", "(isnan(%1) ? %1 : (%0 == 0 ? (%T)0 : %0 * log(%1)))"),
+    FASTROW(TOCL_IR_XLOGY, "xlogy", 2, "(isnan(%1) ? %1 : (%0 == 0 ? (%T)0 : %0 * tocl_log_%T(%1)))"),
     ROW(TOCL_IR_HEAVISIDE, "heaviside", 2, TOCL_IR_SIG_SAME, "(%0 == 0 ? %1 : (%T)(%0 > 0))",
         "(%0 == 0 ? %1 : (%T)(%0 > 0))", NULL),
     ROW(TOCL_IR_MAXIMUM, "maximum", 2, TOCL_IR_SIG_SAME, "(isnan(%0) ? %0 : (isnan(%1) ? %1 : fmax(%0, %1)))",
@@ -363,22 +373,19 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     ROW(TOCL_IR_LERP, "lerp", 3, TOCL_IR_SIG_SAME,
         "(fabs(%2) < 0.5%F ? %0 + %2 * (%1 - %0) : %1 - (%1 - %0) * (1.0%F - %2))", NA, NA),
 
-    UNARY_FLOAT(TOCL_IR_GELU, "gelu", "(%0 * 0.5%F * (1.0%F + erf(%0 * 0.70710678118654752440%F)))"),
-    ROWH(TOCL_IR_GELU_TANH, "gelu_tanh", 1, TOCL_IR_SIG_SAME, "tocl_gelu_tanh_%T(%0)", NA, NA, h_gelu_tanh, NULL),
-    BINARY_FLOAT(TOCL_IR_GELU_BACKWARD, "gelu_backward",
-                 "(%0 * (0.5%F * (1.0%F + erf(%1 * 0.70710678118654752440%F)) + "
-                 "%1 * 0.39894228040143267794%F * exp(-0.5%F * %1 * %1)))"),
-    ROWH(TOCL_IR_GELU_TANH_BACKWARD, "gelu_tanh_backward", 2, TOCL_IR_SIG_SAME, "tocl_gelu_tanh_bw_%T(%0, %1)", NA,
-         NA, h_gelu_tanh_bw, NULL),
-    UNARY_FLOAT(TOCL_IR_SILU, "silu", "(%0 / (1.0%F + exp(-%0)))"),
-    ROWH(TOCL_IR_SILU_BACKWARD, "silu_backward", 2, TOCL_IR_SIG_SAME, "tocl_silu_bw_%T(%0, %1)", NA, NA, h_silu_bw,
-         NULL),
-    UNARY_FLOAT(TOCL_IR_MISH, "mish", "(%0 * tanh(log1p(exp(%0))))"),
-    UNARY_FLOAT(TOCL_IR_LOGSIGMOID, "logsigmoid", "(fmin(%0, (%T)0) - log1p(exp(-fabs(%0))))"),
-    ROWH(TOCL_IR_LOGSIGMOID_BACKWARD, "logsigmoid_backward", 2, TOCL_IR_SIG_SAME, "tocl_logsigmoid_bw_%T(%0, %1)",
-         NA, NA, h_logsigmoid_bw, NULL),
-    ROW(TOCL_IR_SOFTPLUS, "softplus", 3, TOCL_IR_SIG_SAME, "((%0 * %1) > %2 ? %0 : log1p(exp(%0 * %1)) / %1)", NA,
-        NA),
+    FASTROW(TOCL_IR_GELU, "gelu", 1, "(%0 * 0.5%F * (1.0%F + tocl_erf_%T(%0 * 0.70710678118654752440%F)))"),
+    FASTROWH(TOCL_IR_GELU_TANH, "gelu_tanh", 1, "tocl_gelu_tanh_%T(%0)", h_gelu_tanh),
+    FASTROW(TOCL_IR_GELU_BACKWARD, "gelu_backward", 2,
+           "(%0 * (0.5%F * (1.0%F + tocl_erf_%T(%1 * 0.70710678118654752440%F)) + "
+           "%1 * 0.39894228040143267794%F * tocl_exp_%T(-0.5%F * %1 * %1)))"),
+    FASTROWH(TOCL_IR_GELU_TANH_BACKWARD, "gelu_tanh_backward", 2, "tocl_gelu_tanh_bw_%T(%0, %1)", h_gelu_tanh_bw),
+    FASTROW(TOCL_IR_SILU, "silu", 1, "(%0 / (1.0%F + tocl_exp_%T(-%0)))"),
+    FASTROWH(TOCL_IR_SILU_BACKWARD, "silu_backward", 2, "tocl_silu_bw_%T(%0, %1)", h_silu_bw),
+    FASTROW(TOCL_IR_MISH, "mish", 1, "(%0 * tocl_tanh_%T(tocl_log1p_%T(tocl_exp_%T(%0))))"),
+    FASTROW(TOCL_IR_LOGSIGMOID, "logsigmoid", 1, "(fmin(%0, (%T)0) - tocl_log1p_%T(tocl_exp_%T(-fabs(%0))))"),
+    FASTROWH(TOCL_IR_LOGSIGMOID_BACKWARD, "logsigmoid_backward", 2, "tocl_logsigmoid_bw_%T(%0, %1)",
+            h_logsigmoid_bw),
+    FASTROW(TOCL_IR_SOFTPLUS, "softplus", 3, "((%0 * %1) > %2 ? %0 : tocl_log1p_%T(tocl_exp_%T(%0 * %1)) / %1)"),
     ROW(TOCL_IR_SOFTSHRINK, "softshrink", 2, TOCL_IR_SIG_SAME,
         "(%0 > %1 ? %0 - %1 : (%0 < -%1 ? %0 + %1 : %0 * 0))", NA, NA),
     ROW(TOCL_IR_HARDSHRINK, "hardshrink", 2, TOCL_IR_SIG_SAME, "((%0 >= -%1 && %0 <= %1) ? (%T)0 : %0)", NA, NA),
@@ -409,8 +416,8 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     SPECIAL1(TOCL_IR_ERFCX, "erfcx", "erfcx", ERFCX),
     SPECIAL1(TOCL_IR_NDTRI, "ndtri", "ndtri", NDTRI),
     SPECIAL1(TOCL_IR_LOG_NDTR, "log_ndtr", "log_ndtr", LOG_NDTR),
-    UNARY_FLOAT(TOCL_IR_ENTR, "entr",
-                "(isnan(%0) ? %0 : (%0 > 0 ? -%0 * log(%0) : (%0 == 0 ? (%T)0 : (%T)-INFINITY)))"),
+    FASTROW(TOCL_IR_ENTR, "entr", 1,
+           "(isnan(%0) ? %0 : (%0 > 0 ? -%0 * tocl_log_%T(%0) : (%0 == 0 ? (%T)0 : (%T)-INFINITY)))"),
     /* pi * x rounded once, as the CPU forms it. */
     UNARY_FLOAT(TOCL_IR_SINC, "sinc",
                 "(%0 == 0 ? (%T)1 : sin(3.14159265358979323846%F * %0) / (3.14159265358979323846%F * %0))"),
@@ -421,11 +428,11 @@ static const tocl_ir_op_info op_table[TOCL_IR_OP_COUNT] = {
     SPECIAL(TOCL_IR_ZETA, "zeta", 2, "tocl_sf_zeta_%T(%0, %1)", TOCL_SF_BIT(ZETA)),
     SPECIAL(TOCL_IR_IGAMMA, "igamma", 2, "tocl_sf_igamma_%T(%0, %1)", TOCL_SF_BIT(IGAMMA)),
     SPECIAL(TOCL_IR_IGAMMAC, "igammac", 2, "tocl_sf_igammac_%T(%0, %1)", TOCL_SF_BIT(IGAMMAC)),
-    BINARY_FLOAT(TOCL_IR_XLOG1PY, "xlog1py", "(isnan(%1) ? %1 : (%0 == 0 ? (%T)0 : %0 * log1p(%1)))"),
+    FASTROW(TOCL_IR_XLOG1PY, "xlog1py", 2, "(isnan(%1) ? %1 : (%0 == 0 ? (%T)0 : %0 * tocl_log1p_%T(%1)))"),
     /* The CPU's max(a, b) + log1p(exp(-|a - b|)); equal infinities are
      * returned as they are (inf - inf would be NaN). */
-    BINARY_FLOAT(TOCL_IR_LOGADDEXP, "logaddexp",
-                 "((isinf(%0) && %0 == %1) ? %0 : (%0 < %1 ? %1 : %0) + log1p(exp(-fabs(%0 - %1))))"),
+    FASTROW(TOCL_IR_LOGADDEXP, "logaddexp", 2,
+           "((isinf(%0) && %0 == %1) ? %0 : (%0 < %1 ? %1 : %0) + tocl_log1p_%T(tocl_exp_%T(-fabs(%0 - %1))))"),
     BINARY_FLOAT(TOCL_IR_LOGADDEXP2, "logaddexp2",
                  "((isinf(%0) && %0 == %1) ? %0 : (%0 < %1 ? %1 : %0) + "
                  "log1p(exp2(-fabs(%0 - %1))) * 1.44269504088896340736%F)"),

@@ -11,6 +11,7 @@
 
 /* Fragments, in an order where every callee precedes its callers. */
 typedef enum tocl_sf_id {
+    TOCL_SF_FASTMATH, /* tocl_exp_%T, tocl_erf_%T ...: vectorisable float32 versions */
     TOCL_SF_DEGREE,
     TOCL_SF_POLEVL,
     TOCL_SF_CHBEVL,
@@ -66,6 +67,7 @@ typedef struct tocl_sf_fragment {
     const char *name;
     const char *text; /* template: %T type, %F literal suffix */
     uint64_t needs;   /* fragments it calls (TOCL_SF_BIT) */
+    const char *text_f64; /* the double class's text where it differs, or NULL */
 } tocl_sf_fragment;
 
 extern const tocl_sf_fragment tocl_sf_table[TOCL_SF_COUNT];

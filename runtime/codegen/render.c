@@ -140,7 +140,10 @@ void tocl_render_helpers(tocl_text *t, const tocl_ir_graph *g) {
         uint64_t needs = special_needs(g, float_classes[c]);
         for (int k = 0; k < TOCL_SF_COUNT; k++)
             if (needs & (UINT64_C(1) << k)) {
-                put_formula(t, tocl_sf_table[k].text, NULL, 0, float_classes[c]);
+                const char *text = tocl_sf_table[k].text;
+                if (float_classes[c] == TOCL_F64 && tocl_sf_table[k].text_f64)
+                    text = tocl_sf_table[k].text_f64;
+                put_formula(t, text, NULL, 0, float_classes[c]);
                 tocl_text_put(t, "\n");
             }
     }
