@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -110,14 +111,37 @@ py::tuple compile_segment(const std::vector<std::string>& inputs, const std::vec
   return py::make_tuple(py::cast(s), std::string());
 }
 
-// The outputs' layout: that of the first input already at the iteration
-// shape if it is dense (a permuted input gives a permuted output, as
-// TensorIterator does), else contiguous.
-const at::Tensor* layout_input(const std::vector<const at::Tensor*>& ins, c10::IntArrayRef shape) {
-  for (const at::Tensor* t : ins)
-    if (t->sizes() == shape)
-      return t->is_contiguous() || !t->is_non_overlapping_and_dense() ? nullptr : t;
-  return nullptr;
+// The outputs' strides: dense, with dimensions in the order of the first
+// input's strides if that input is already at the iteration shape and
+// broadcasts no dimension (a permuted input gives a permuted output, as
+// TensorIterator does, also when the input is a slice of a larger buffer such
+// as q out of a fused qkv projection: the graph was traced with those
+// strides, and a later view of the output relies on them); else contiguous
+// (empty result).
+std::vector<int64_t> layout_strides(const std::vector<const at::Tensor*>& ins, c10::IntArrayRef shape) {
+  for (const at::Tensor* t : ins) {
+    if (t->sizes() != shape)
+      continue;
+    if (t->is_contiguous())
+      return {};
+    int64_t nd = t->dim();
+    std::vector<int64_t> order(nd);
+    for (int64_t d = 0; d < nd; d++) {
+      if (t->stride(d) == 0 && t->size(d) > 1)
+        return {};
+      order[d] = d;
+    }
+    // outermost first; equal strides (size-1 dims) keep their logical order
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return t->stride(a) > t->stride(b); });
+    std::vector<int64_t> strides(nd);
+    int64_t st = 1;
+    for (int64_t i = nd - 1; i >= 0; i--) {
+      strides[order[i]] = st;
+      st *= std::max<int64_t>(shape[order[i]], 1);
+    }
+    return strides;
+  }
+  return {};
 }
 
 // None when the inputs are not what the segment was compiled for (not ocl
@@ -164,14 +188,14 @@ py::object run_segment(const Segment& s, py::tuple args) {
   int64_t sizes[TOCL_TENSOR_MAX_DIMS];
   TOCL_CHECK(tocl_seg_shape(s.seg, tin, &nd, sizes));
   c10::IntArrayRef shape(sizes, nd);
-  const at::Tensor* like = layout_input(ins, shape);
+  std::vector<int64_t> like = layout_strides(ins, shape);
   auto opts = at::TensorOptions().device(c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(dev)));
   py::tuple result(s.out_types.size());
   std::vector<at::Tensor> outs;
   tocl_tensor tout[TOCL_IR_MAX_OUTPUTS];
   for (size_t k = 0; k < s.out_types.size(); k++) {
     auto o = opts.dtype(s.out_types[k]);
-    outs.push_back(like ? at::empty_strided(shape, like->strides(), o) : at::empty(shape, o));
+    outs.push_back(like.empty() ? at::empty(shape, o) : at::empty_strided(shape, like, o));
     tout[k] = to_tocl_tensor(outs.back());
   }
   tocl_status st = tocl_seg_run(s.seg, dev, current_stream(dev), tin, s.runtime_scalars.empty() ? nullptr : sc, tout);

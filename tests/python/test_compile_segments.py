@@ -62,6 +62,26 @@ def test_permuted_input_gives_permuted_output():
     assert r.stride() == (a * 3 + 1).stride()
 
 
+def test_permuted_slice_gives_the_traced_layout():
+    """q out of a fused qkv projection: a permuted slice of a larger buffer (not dense).
+    The graph is traced with TensorIterator's output strides, (B, L, H, D) in memory;
+    a later transpose(1, 2) + view relies on them (ModernBERT compiled failed with
+    "view size is not compatible" while segments allocated such outputs contiguous)."""
+    B, L, H, D = 2, 8, 4, 8
+    qkv = torch.randn(B, L, 3 * H * D, device=OCL)
+    rot = torch.randn(1, 1, L, D, device=OCL)
+
+    def f(qkv, rot):
+        q = qkv.view(B, L, 3, H, D)[:, :, 0].transpose(1, 2)  # [B, H, L, D], strides (L*3HD, D, 3HD, 1)
+        y = q * rot + q
+        return y.transpose(1, 2).contiguous().view(B, L, H * D) * 2
+
+    _check(f, qkv, rot)
+    q = qkv.view(B, L, 3, H, D)[:, :, 0].transpose(1, 2)
+    g = torch.compile(lambda q, rot: q * rot + q, backend="ocl")
+    assert g(q, rot).stride() == (q * rot + q).stride() == (q.cpu() * rot.cpu() + q.cpu()).stride()
+
+
 def test_zero_dim_inputs_promote_like_eager():
     x = torch.randn(16, device=OCL).half()
     s = torch.tensor(2.5, device=OCL)  # a 0-dim float32 tensor does not promote float16
