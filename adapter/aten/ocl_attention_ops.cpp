@@ -30,6 +30,7 @@
 #include <limits>
 #include <utility>
 
+#include "dense_strides.h"
 #include "ocl_common.h"
 #include "tocl/attention.h"
 #include "ocl_complex_route.h"
@@ -87,14 +88,8 @@ bool flash_covers(const Tensor& q, const Tensor& k, const Tensor& v, const std::
 Tensor alloc_like_query(const Tensor& q, int64_t Dv) {
   if (Dv == q.size(3))
     return at::empty_like(q);
-  std::array<int64_t, 4> order{0, 1, 2, 3};
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return q.stride(a) > q.stride(b); });
-  std::array<int64_t, 4> shape{q.size(0), q.size(1), q.size(2), Dv}, strides{};
-  int64_t st = 1;
-  for (int i = 3; i >= 0; i--) {
-    strides[order[i]] = st;
-    st *= shape[order[i]];
-  }
+  std::array<int64_t, 4> shape{q.size(0), q.size(1), q.size(2), Dv};
+  std::vector<int64_t> strides = dense_strides_like(q, shape);
   return at::empty_strided(shape, strides, q.options());
 }
 

@@ -10,7 +10,6 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
 
-#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -18,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "dense_strides.h"
 #include "ocl_common.h"
 #include "tocl/segment.h"
 
@@ -124,22 +124,10 @@ std::vector<int64_t> layout_strides(const std::vector<const at::Tensor*>& ins, c
       continue;
     if (t->is_contiguous())
       return {};
-    int64_t nd = t->dim();
-    std::vector<int64_t> order(nd);
-    for (int64_t d = 0; d < nd; d++) {
+    for (int64_t d = 0; d < t->dim(); d++)
       if (t->stride(d) == 0 && t->size(d) > 1)
         return {};
-      order[d] = d;
-    }
-    // outermost first; equal strides (size-1 dims) keep their logical order
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return t->stride(a) > t->stride(b); });
-    std::vector<int64_t> strides(nd);
-    int64_t st = 1;
-    for (int64_t i = nd - 1; i >= 0; i--) {
-      strides[order[i]] = st;
-      st *= std::max<int64_t>(shape[order[i]], 1);
-    }
-    return strides;
+    return dense_strides_like(*t, shape);
   }
   return {};
 }
