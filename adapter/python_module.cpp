@@ -82,6 +82,7 @@ py::dict program_stats() {
   d["build_seconds"] = s.build_seconds;
   d["build_failures"] = s.build_failures;
   d["known_failures"] = s.known_failures;
+  d["disk_writes_pending"] = s.disk_writes_pending;
   d["elementwise_launches"] = e.launches;
   d["elementwise_kernels"] = e.kernels_created;
   return d;
@@ -314,6 +315,10 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("_program_stats", &program_stats);
   m.def("_reset_program_stats", [] { tocl_program_stats_reset(); });
+  m.def("_program_cache_flush", [] {
+    py::gil_scoped_release nogil;  // the builder may be waiting for the GIL-free driver
+    tocl_program_cache_flush();
+  });
   // Guard mode (TORCH_OCL_GUARD=1): canaries around every device block.
   m.def("_guard_enabled", [] { return tocl_mem_guard_enabled() != 0; });
   m.def("_guard_violations", [] { return tocl_mem_guard_violations(); });

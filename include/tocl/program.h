@@ -33,6 +33,7 @@ typedef struct tocl_program_stats {
     double build_seconds;   /* total time spent compiling */
     uint64_t build_failures; /* builds from source that failed (the compiler's error, or injected) */
     uint64_t known_failures; /* lookups answered by a remembered failure (memory or a .fail file) */
+    uint64_t disk_writes_pending; /* built programs waiting for a quiet moment to be written */
 } tocl_program_stats;
 
 tocl_status tocl_program_stats_get(tocl_program_stats *out);
@@ -46,6 +47,9 @@ tocl_status tocl_program_prepare(int dev, const char *source, const char *option
 tocl_status tocl_cache_dir(char *buf, size_t cap);
 tocl_status tocl_cache_info(uint64_t *files, uint64_t *bytes);
 tocl_status tocl_cache_clear(uint64_t *removed_files);
+/* Write the programs still waiting to go to the disk cache, now (on CPU
+ * devices they wait for a quiet moment; see TORCH_OCL_CACHE_SAVE). */
+void tocl_program_cache_flush(void);
 /* Drop in-memory programs and remembered failures (tests use this to force
  * a disk lookup). */
 void tocl_program_cache_drop_memory(void);

@@ -42,6 +42,19 @@ from .fusion import (  # noqa: E402,F401
 
 from .kernels import Kernel, KernelLibrary, Local, compile_kernel  # noqa: E402,F401  (custom OpenCL C kernels)
 
+
+def save_program_cache() -> None:
+    """Write the OpenCL programs this process built to the disk cache now.
+
+    On CPU devices a program built from source goes to disk once no program
+    has been built for 3 s, on the background thread: producing its binary
+    compiles every kernel in it again, which would double a cold first step.
+    A process that ends sooner leaves the rest to be built by the next one
+    (PoCL's own cache makes that quick). Call this at the end of a warm-up
+    script to make the next process start warm; ``TORCH_OCL_CACHE_SAVE=now``
+    writes each program as it is built."""
+    _C._program_cache_flush()
+
 _registered = False
 
 

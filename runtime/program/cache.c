@@ -1,10 +1,12 @@
 /* cache.c - the in-memory program table, lookup order (memory, disk, build), stats and kernels. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "program/kernels.h"
 #include "program/program_internal.h"
 
 /* One entry per (device index, key). Devices are separate even when their
@@ -70,6 +72,79 @@ static tocl_status known_failure(const char *msg, const char *where) {
                      "forgets it)", msg, where);
 }
 
+/* Writing a built program to disk. A failed write costs only a future rebuild. */
+static void save_now(int dev, tocl_program_key key, cl_program prog, const char *dir) {
+    char hex[TOCL_PROGRAM_KEY_HEX], why[512];
+    tocl_program_key_hex(key, hex);
+    unsigned char *bin = NULL;
+    size_t len = 0;
+    if (tocl_program_binary(prog, tocl_dev_id(dev), &bin, &len) != TOCL_OK) {
+        snprintf(why, sizeof why, "%s", tocl_last_error());
+    } else if (tocl_disk_store(dir, key, TOCL_DISK_BINARY, bin, len, why, sizeof why) == 0) {
+        count(&g_stats.disk_writes);
+        free(bin);
+        tocl_log(TOCL_LOG_CACHE, "wrote program %s to the disk cache", hex);
+        return;
+    } else {
+        note_unwritable(dir, why);
+    }
+    free(bin);
+    tocl_log(TOCL_LOG_CACHE, "could not cache program %s on disk: %s", hex, why);
+}
+
+/* A save for the builder's lower lane: the program is retained until it runs. */
+typedef struct save_job {
+    int dev;
+    tocl_program_key key;
+    cl_program prog;
+    char dir[4096];
+} save_job;
+
+static atomic_int g_saves_pending;
+
+static void save_job_run(const void *arg) {
+    const save_job *j = arg;
+    save_now(j->dev, j->key, j->prog, j->dir);
+    clReleaseProgram(j->prog);
+    atomic_fetch_sub(&g_saves_pending, 1);
+}
+
+/* Later on CPU devices: there the driver compiles every kernel of the
+ * program again to produce its binary (PoCL: 12 of the demo's 19 s first
+ * step), a cost only the next process gains from. Elsewhere the binary is
+ * already made and saving costs a file write. TORCH_OCL_CACHE_SAVE=now|later
+ * overrides. */
+static int save_later(int dev) {
+    const char *v = tocl_env("TORCH_OCL_CACHE_SAVE");
+    if (v && !strcmp(v, "now"))
+        return 0;
+    if (v && !strcmp(v, "later"))
+        return 1;
+    return tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
+}
+
+static void save(int dev, tocl_program_key key, cl_program prog, const char *dir) {
+    if (save_later(dev)) {
+        save_job j;
+        memset(&j, 0, sizeof j);
+        j.dev = dev;
+        j.key = key;
+        j.prog = prog;
+        snprintf(j.dir, sizeof j.dir, "%s", dir);
+        /* Counted and retained before the builder can see it; undone if it was not queued. */
+        atomic_fetch_add(&g_saves_pending, 1);
+        clRetainProgram(prog);
+        size_t used = offsetof(save_job, dir) + strlen(j.dir) + 1;
+        if (tocl_build_save_later(save_job_run, &j, used, key.lo ^ (uint64_t)(unsigned)dev))
+            return;
+        clReleaseProgram(prog);
+        atomic_fetch_sub(&g_saves_pending, 1);
+    }
+    save_now(dev, key, prog, dir);
+}
+
+void tocl_program_cache_flush(void) { tocl_builder_flush_saves(); }
+
 /* Disk, then source. Runs without the lock; only the counters take it.
  * On a compile error *fail gets the message to remember (malloc'd). */
 static tocl_status load_or_build(int dev, tocl_program_key key, const char *source, const char *opts,
@@ -127,7 +202,9 @@ static tocl_status load_or_build(int dev, tocl_program_key key, const char *sour
     }
     double t0 = tocl_program_now();
     tocl_build_outcome outcome;
+    tocl_builder_note_build(1);
     tocl_status bs = tocl_build_from_source(dev, source, opts, out, &outcome);
+    tocl_builder_note_build(0);
     if (bs != TOCL_OK) {
         count(&g_stats.build_failures);
         tocl_log(TOCL_LOG_BUILDS, "program %s for %s failed to build", hex, devname);
@@ -146,22 +223,8 @@ static tocl_status load_or_build(int dev, tocl_program_key key, const char *sour
     pthread_mutex_unlock(&g_lock);
     tocl_log(TOCL_LOG_BUILDS, "built program %s for %s in %.2f s", hex, devname, dt);
     tocl_build_notice(devname, dt, disk && !atomic_load(&g_unwritable_noted) ? dir : NULL);
-    if (!disk)
-        return TOCL_OK;
-    /* A failed write costs only a future rebuild. */
-    unsigned char *bin = NULL;
-    size_t len = 0;
-    if (tocl_program_binary(*out, tocl_dev_id(dev), &bin, &len) != TOCL_OK) {
-        snprintf(why, sizeof why, "%s", tocl_last_error());
-    } else if (tocl_disk_store(dir, key, TOCL_DISK_BINARY, bin, len, why, sizeof why) == 0) {
-        count(&g_stats.disk_writes);
-        free(bin);
-        return TOCL_OK;
-    } else {
-        note_unwritable(dir, why);
-    }
-    free(bin);
-    tocl_log(TOCL_LOG_CACHE, "could not cache program %s on disk: %s", hex, why);
+    if (disk)
+        save(dev, key, *out, dir);
     return TOCL_OK;
 }
 
@@ -268,6 +331,7 @@ tocl_status tocl_program_stats_get(tocl_program_stats *out) {
     pthread_mutex_lock(&g_lock);
     *out = g_stats;
     pthread_mutex_unlock(&g_lock);
+    out->disk_writes_pending = (uint64_t)atomic_load(&g_saves_pending);
     return TOCL_OK;
 }
 

@@ -71,9 +71,18 @@ size_t tocl_kernel_local_size(int dev, cl_kernel k);
  * Run fn(key) on the builder thread unless the same (fn, key bytes) is
  * queued or running. */
 void tocl_build_async(void (*fn)(const void *key), const void *key, size_t size, uint64_t hash);
-/* Wait until the builder has run every job asked of it. */
+/* The lower lane: fn(key) runs once no build job is queued and no program
+ * has been built from source for a quiet second (or when flushed). 0 if it
+ * cannot be queued (no thread, or exiting): the caller runs it itself or
+ * not at all. */
+int tocl_build_save_later(void (*fn)(const void *key), const void *key, size_t size, uint64_t hash);
+/* Around every build from source (begin 1, then 0): what the quiet is measured from. */
+void tocl_builder_note_build(int begin);
+/* Run the queued saves now and wait for them. */
+void tocl_builder_flush_saves(void);
+/* Wait until the builder has run every build job asked of it (not the saves). */
 void tocl_builder_wait(void);
-/* At exit: drop the queued jobs, refuse new ones, and wait for the one in
+/* At exit: drop the queued jobs (both lanes), refuse new ones, and wait for the one in
  * the driver until `seconds` after the first call; 1 if the thread is idle. */
 int tocl_builder_abandon(double seconds);
 /* Jobs finished so far and the seconds they took. */

@@ -302,6 +302,44 @@ static void *thread_get(void *arg) {
     return NULL;
 }
 
+/* On CPU devices a built program goes to disk later, once no program has
+ * been built for a while (the driver compiles every kernel of it again to
+ * produce the binary); a flush writes it at once. */
+static void test_save_later(void) {
+    setenv("TORCH_OCL_CACHE_SAVE", "later", 1);
+    tocl_program_stats_reset();
+    uint64_t files0 = 0, files = 0, bytes = 0;
+    CHECK_OK(tocl_cache_info(&files0, &bytes));
+    cl_program p;
+    double t0 = tocl_program_now();
+    CHECK_OK(tocl_program_get(0, make_source("later_flushed", 3.0f), "", &p));
+    tocl_program_stats s = stats();
+    /* The builder waits 3 s of quiet; only a stall that long lets it write first. */
+    CHECK(s.builds == 1 && ((s.disk_writes_pending == 1 && s.disk_writes == 0) || tocl_program_now() - t0 > 2.5));
+    tocl_program_cache_flush();
+    s = stats();
+    CHECK(s.disk_writes == 1 && s.disk_writes_pending == 0);
+    CHECK_OK(tocl_cache_info(&files, &bytes));
+    CHECK(files == files0 + 1);
+
+    /* Without a flush, the quiet after the last build lets the builder write it. */
+    CHECK_OK(tocl_program_get(0, make_source("later_quiet", 4.0f), "", &p));
+    t0 = tocl_program_now();
+    while (stats().disk_writes < 2 && tocl_program_now() - t0 < 30)
+        usleep(20000);
+    s = stats();
+    CHECK(s.disk_writes == 2 && s.disk_writes_pending == 0);
+    printf("a quiet save followed its build after %.1f s\n", tocl_program_now() - t0);
+
+    /* The saved binaries are what the next lookup loads. */
+    tocl_program_cache_drop_memory();
+    tocl_program_stats_reset();
+    CHECK(run_kernel(0, make_source("later_flushed", 3.0f), "later_flushed", 3.0f));
+    CHECK(run_kernel(0, make_source("later_quiet", 4.0f), "later_quiet", 4.0f));
+    CHECK(stats().disk_hits == 2 && stats().builds == 0);
+    setenv("TORCH_OCL_CACHE_SAVE", "now", 1);
+}
+
 static void test_threads(void) {
     g_thread_src = make_source("threaded", 7.0f);
     tocl_program_stats_reset();
@@ -343,6 +381,8 @@ static void test_admin(void) {
 
 int main(void) {
     snprintf(g_nonce, sizeof g_nonce, "%d_%ld", (int)getpid(), (long)time(NULL));
+    /* The counts below expect a build's file on disk at once (test_save_later tests the default). */
+    setenv("TORCH_OCL_CACHE_SAVE", "now", 1);
     test_hashes();
     test_cache_dir();
     CHECK_OK(tocl_cache_clear(NULL));
@@ -358,6 +398,7 @@ int main(void) {
     test_two_devices();
     test_disable();
     test_threads();
+    test_save_later();
     test_admin();
     tocl_program_cache_drop_memory();
     TOCL_TEST_END();

@@ -43,6 +43,8 @@ static int count_temp_files(const char *dir) {
 }
 
 int main(void) {
+    /* The counts below expect a build's file on disk at once (test_program.c tests saving later). */
+    setenv("TORCH_OCL_CACHE_SAVE", "now", 1);
     /* fork() happens before this process makes any OpenCL call: a child
      * forked after the driver has started its threads inherits locks that
      * no thread will ever release. Clearing the cache touches only files. */

@@ -311,6 +311,7 @@ torch.ocl.synchronize()
 torch_ocl.fusion.wait_for_builds()
 print(json.dumps({"seconds": time.perf_counter() - t0, "builds": torch_ocl._C._program_stats()["builds"],
                   "graphs": torch_ocl.compile_stats()["graphs"]}))
+torch_ocl.save_program_cache()  # CPU devices save when builds go quiet; this process ends first
 """
 
 

@@ -14,6 +14,7 @@ CODE = (
     "x = torch.ones(1000, dtype=torch.float64, device='ocl')\n"
     "y = (x * 3 + x / 2 - x).to(torch.float16)\n"
     "assert y.cpu().float().sum().item() == 2500\n"
+    "_C._program_cache_flush()\n"  # CPU devices save when builds go quiet; this process ends first
     "s = _C._program_stats()\n"
     "print(s['builds'], s['disk_hits'], s['disk_rejects'])\n"
 )
@@ -177,3 +178,29 @@ def test_a_cold_cache_says_why_the_first_step_waits(tmp_path):
 def test_the_build_notice_stays_off_when_asked_and_off_a_terminal(tmp_path):
     assert "building OpenCL" not in _stderr(tmp_path / "a", TORCH_OCL_BUILD_NOTICE="0", TORCH_OCL_BUILD_NOTICE_S="0")
     assert "building OpenCL" not in _stderr(tmp_path / "b", TORCH_OCL_BUILD_NOTICE_S="0")  # stderr is a pipe
+
+
+def test_exit_drops_unsaved_programs_and_the_next_process_builds_them(tmp_path):
+    """On CPU devices a built program is written to disk once builds have
+    been quiet for a while. A process that ends sooner does not wait for
+    that: it exits at once, leaves no partial file, and the next process
+    builds what is missing."""
+    code = CODE.replace("_C._program_cache_flush()\n", "")
+    r = _run_raw(tmp_path, code, TORCH_OCL_CACHE_SAVE="later")
+    assert r.returncode == 0, r.stderr
+    builds, hits, _ = map(int, r.stdout.split())
+    assert builds > 0 and hits == 0
+    assert not list(tmp_path.glob("*.bin")) and not list(tmp_path.glob("*.tmp.*"))
+    builds2, hits2, rejects2 = map(int, _run(tmp_path).split())
+    assert builds2 > 0 and hits2 == 0 and rejects2 == 0
+    builds3, hits3, _ = map(int, _run(tmp_path).split())
+    assert builds3 == 0 and hits3 > 0
+
+
+def test_saving_now_writes_before_the_build_returns(tmp_path):
+    code = CODE.replace("_C._program_cache_flush()\n", "")
+    code = code.replace("s = _C._program_stats()\n", "s = _C._program_stats()\nassert s['disk_writes_pending'] == 0, s\n")
+    r = _run_raw(tmp_path, code, TORCH_OCL_CACHE_SAVE="now")
+    assert r.returncode == 0, r.stderr
+    builds, _, _ = map(int, r.stdout.split())
+    assert len(list(tmp_path.glob("*.bin"))) == builds

@@ -95,6 +95,7 @@ _train_step(cg, opt, tok[:, :-1], tok[:, 1:], _lm_loss)()
 torch.ocl.synchronize()
 torch_ocl.fusion.wait_for_builds()
 print(json.dumps({"seconds": time.perf_counter() - t0, "builds": torch_ocl._C._program_stats()["builds"] - b0}))
+torch_ocl.save_program_cache()  # for the warm row: CPU devices save when builds go quiet, after this ends
 """
 
 

@@ -2,6 +2,7 @@
 pointwise and reduction ops as a fraction of it, host cost per op, GEMM,
 conv2d, SDPA and program-cache start-up."""
 
+import json
 import os
 import statistics
 import subprocess
@@ -228,7 +229,8 @@ _CHILD = ("import time, torch, torch_ocl\n"
           "t0 = time.perf_counter()\n"
           "x = torch.ones(1000, device='ocl', dtype=torch.float64) * 3 - 1\n"
           "torch.ocl.synchronize()\n"
-          "print((time.perf_counter() - t0) * 1e3)\n")
+          "print((time.perf_counter() - t0) * 1e3)\n"
+          "torch_ocl.save_program_cache()\n")  # CPU devices save when builds go quiet, after this ends
 
 
 def program_cache(device) -> List[Dict]:
@@ -245,6 +247,43 @@ def program_cache(device) -> List[Dict]:
             runs.append(float(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None)
     return [_figure("first op in a process, cold program cache", runs[0], "ms", note="builds its programs"),
             _figure("first op in a process, warm program cache", runs[1], "ms", note="loads cached binaries")]
+
+
+# The demo's first training step in a fresh process (examples/train_gpt.py,
+# found from the repository root, where `make bench` runs).
+_DEMO = ("import json, sys, time\n"
+         "sys.path.insert(0, 'examples')\n"
+         "import torch, torch_ocl, train_gpt\n"
+         "marks = []\n"
+         "t0 = time.perf_counter()\n"
+         "train_gpt.train('ocl', 'demo', steps=2, progress=False, on_step=lambda *a: marks.append(time.perf_counter()))\n"
+         "s = torch_ocl._C._program_stats()\n"
+         "print(json.dumps({'first': marks[0] - t0, 'builds': s['builds'], 'disk_hits': s['disk_hits']}))\n"
+         "torch_ocl.save_program_cache()\n")
+
+
+def demo_first_step(device) -> List[Dict]:
+    """Cold start as a new user meets it: the demo's first step with both
+    program caches empty (ours and PoCL's), with programs saved at build time
+    (the old default) for comparison, and again with the caches it left."""
+    if device.type != "ocl" or not os.path.exists(os.path.join("examples", "train_gpt.py")):
+        return []
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        base = dict(os.environ, TORCH_OCL_FALLBACK="silent", TORCH_OCL_DEVICES=str(device.index))
+        runs = (("cold program caches", "cold", {}),
+                ("cold program caches, saved at build time (TORCH_OCL_CACHE_SAVE=now)", "cold-now",
+                 {"TORCH_OCL_CACHE_SAVE": "now"}),
+                ("warm program caches", "cold", {}))
+        for label, sub, extra in runs:
+            env = dict(base, TORCH_OCL_CACHE_DIR=os.path.join(d, sub, "tocl"),
+                       POCL_CACHE_DIR=os.path.join(d, sub, "pocl"), **extra)
+            r = subprocess.run([sys.executable, "-c", _DEMO], env=env, capture_output=True, text=True, timeout=600)
+            out = json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None
+            note = (f"{out['builds']} programs built, {out['disk_hits']} loaded" if out else r.stderr[-300:])
+            rows.append(_figure(f"demo's first train step, {label}", out["first"] if out else None, "s",
+                                note=note))
+    return rows
 
 
 def run(device, quick: bool) -> List[Dict]:
@@ -276,4 +315,5 @@ def _run(device, quick: bool) -> List[Dict]:
     figs += conv_sdpa(device, reps, quick)
     figs += linalg_fft(device, reps, quick)
     figs += program_cache(device)
+    figs += demo_first_step(device)
     return figs
