@@ -490,37 +490,49 @@ typedef IG_CAT(float, IG_VW) igv_t;
 #define IG_VLOAD IG_CAT(vload, IG_VW)
 #define IG_VSTORE IG_CAT(vstore, IG_VW)
 
-/* xp[n, c, plane] := x zero-padded, as float; a work-item per padded row
- * (n, c, a0, a1); work-item 0 also zeroes the tail after the last plane. */
+/* xp[n, c, phase, plane] := x zero-padded, as float, split into the phase
+ * planes of the strides f (one plane when f = 1); a work-item per plane row
+ * (n, c, phase, u0, u1); work-item 0 also zeroes the tail after the last
+ * channel. (A work-item per element was 9x slower: its 64-bit divisions.) */
 __kernel void conv_ig_pad(__global const X_T *x, __global float *xp, tocl_conv_ig_params p)
 {
     long i = get_global_id(0);
-    long rows = p.P0 * p.P1;
+    long nph = p.f0 * p.f1 * p.f2, rows = nph * p.G0 * p.G1;
     if (i >= p.N * p.C * rows)
         return;
     long t = i / rows, rr = i % rows; /* t = n * C + c */
-    long a0 = rr / p.P1 - p.p0, a1 = rr % p.P1 - p.p1;
+    long ph = rr / (p.G0 * p.G1), ur = rr % (p.G0 * p.G1);
+    long r2 = ph % p.f2, r1 = (ph / p.f2) % p.f1, r0 = ph / (p.f1 * p.f2);
+    long a0 = (ur / p.G1) * p.f0 + r0 - p.p0, a1 = (ur % p.G1) * p.f1 + r1 - p.p1;
     xp += p.xp_off;
-    __global float *d = xp + t * p.S + rr * p.P2;
+    __global float *d = xp + t * p.S + ph * p.PS + ur * p.G2;
     if (i == 0)
         for (long q = 0; q < p.tail; q++)
             xp[p.N * p.C * p.S + q] = 0.0f;
-    if (i % rows == rows - 1) /* plane slack past P0 * P1 * P2 */
-        for (long q = rows * p.P2; q < p.S; q++)
+    if (rr == rows - 1) /* channel slack past the last phase plane */
+        for (long q = nph * p.PS; q < p.S; q++)
             xp[t * p.S + q] = 0.0f;
     if (a0 < 0 || a0 >= p.x0 || a1 < 0 || a1 >= p.x1) {
-        for (long q = 0; q < p.P2; q++)
+        for (long q = 0; q < p.G2; q++)
             d[q] = 0.0f;
         return;
     }
-    __global const X_T *s = x + p.src_off + ((t * p.x0 + a0) * p.x1 + a1) * p.x2 - p.p2;
-    long hi = min(p.P2, p.p2 + p.x2);
-    for (long q = 0; q < p.p2; q++)
-        d[q] = 0.0f;
-    for (long q = p.p2; q < hi; q++)
-        d[q] = (float)LDX(s, q);
-    for (long q = hi; q < p.P2; q++)
-        d[q] = 0.0f;
+    __global const X_T *s = x + p.src_off + ((t * p.x0 + a0) * p.x1 + a1) * p.x2;
+    if (p.f2 == 1) { /* a run of the source row */
+        s -= p.p2;
+        long hi = min(p.P2, p.p2 + p.x2);
+        for (long q = 0; q < p.p2; q++)
+            d[q] = 0.0f;
+        for (long q = p.p2; q < hi; q++)
+            d[q] = (float)LDX(s, q);
+        for (long q = hi; q < p.P2; q++)
+            d[q] = 0.0f;
+        return;
+    }
+    for (long q = 0; q < p.G2; q++) {
+        long a2 = q * p.f2 + r2 - p.p2;
+        d[q] = a2 >= 0 && a2 < p.x2 ? (float)LDX(s, a2) : 0.0f;
+    }
 }
 
 /* Ap[m / RM][k][m % RM] := weight row m, float; a work-item per (panel, k). */
@@ -558,13 +570,15 @@ __kernel void conv_ig(__global const float *Ap, __global const float *xp, __glob
     long K = p.C * p.kvol;
     __global const float *X = xp + p.xp_off + b * p.C * p.S;
     Ap += p.ap_off;
-    long s0 = p.d0 * p.P1 * p.P2, s1 = p.d1 * p.P2;
-    /* tap offsets in the plane (kvol <= IG_TAPS, else tap groups by the host) */
+    /* tap offsets in the phase planes (kvol <= IG_TAPS) */
     int offs[IG_TAPS], nt = 0;
     for (long j0 = 0; j0 < p.k0; j0++)
         for (long j1 = 0; j1 < p.k1; j1++)
-            for (long j2 = 0; j2 < p.k2; j2++)
-                offs[nt++] = (int)(j0 * s0 + j1 * s1 + j2 * p.d2);
+            for (long j2 = 0; j2 < p.k2; j2++) {
+                long e0 = j0 * p.d0, e1 = j1 * p.d1, e2 = j2 * p.d2;
+                long ph = ((e0 % p.f0) * p.f1 + e1 % p.f1) * p.f2 + e2 % p.f2;
+                offs[nt++] = (int)(ph * p.PS + ((e0 / p.f0) * p.G1 + e1 / p.f1) * p.G2 + e2 / p.f2);
+            }
     for (long c0 = 0;; c0 += p.cb) {
         long c1 = min(c0 + p.cb, p.C);
         int first = c0 == 0, last = c1 >= p.C;
@@ -573,7 +587,7 @@ __kernel void conv_ig(__global const float *Ap, __global const float *xp, __glob
             long idx[IG_RN];
             if (last)
                 for (int l = 0; l < IG_RN; l++) {
-                    long q = n0 + l, o2 = q % p.P2, r = q / p.P2, o1 = r % p.P1, o0 = r / p.P1;
+                    long q = n0 + l, o2 = q % p.G2, r = q / p.G2, o1 = r % p.G1, o0 = r / p.G1;
                     idx[l] = q < p.Lg && o2 < p.y2 && o1 < p.y1 ? (o0 * p.y1 + o1) * p.y2 + o2 : -1;
                 }
             for (long m0 = mt0; m0 < mt1; m0 += IG_RM) {

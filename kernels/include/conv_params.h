@@ -50,7 +50,15 @@ typedef struct tocl_conv_params {
  * positions with o1 >= y1 or o2 >= y2 are computed and not stored.
  * The weight is packed into panels of rm rows: Ap[m / rm][k][m % rm],
  * k = c * kvol + j; with flip (input gradient) row m is x channel m and
- * k = o * kvol + j reads w[o, m, kvol - 1 - j]. */
+ * k = o * kvol + j reads w[o, m, kvol - 1 - j].
+ *
+ * Forward strides f > 1 (f0, f1, f2; 1 elsewhere) split the padded source
+ * into f0 * f1 * f2 phase planes of G = ceil(P / f) per dim, PS elements
+ * each: phase (r0, r1, r2) holds padded position (f0 u0 + r0, f1 u1 + r1,
+ * f2 u2 + r2) at (u0 * G1 + u1) * G2 + u2. Output position o is grid
+ * position (o0 * G1 + o1) * G2 + o2 and tap j reads phase (j d mod f) at
+ * q + ((j0 d0 div f0) * G1 + j1 d1 div f1) * G2 + j2 d2 div f2: again a
+ * run of grid positions is a run of one plane, for every tap. */
 typedef struct tocl_conv_ig_params {
     tocl_cv_i64 N, C, M;                /* batch, source channels (K = C * kvol), output channels */
     tocl_cv_i64 x0, x1, x2;             /* source sizes */
@@ -71,6 +79,7 @@ typedef struct tocl_conv_ig_params {
      * the first batch chunk, which sets part rather than adding to it */
     tocl_cv_i64 s0, s1, s2;
     tocl_cv_i64 Mp, nsplit, hb, first, dyt_off, part_off;
+    tocl_cv_i64 f0, f1, f2, G0, G1, G2, PS; /* forward strides as phase planes (above) */
 } tocl_conv_ig_params;
 
 /* Depthwise 2-d (conv_dw2d* in kernels/conv.cl): a dense input [N, CI,

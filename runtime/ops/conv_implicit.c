@@ -1,8 +1,8 @@
 /* conv_implicit.c - the implicit products of CPU devices (kernels/conv.cl
  * conv_ig*, conv_wg*; docs/design.md, "Convolution on CPU devices"): the
- * stride-1 forward and input gradient read taps from a padded float copy
- * of the input, the weight gradient from the same copy times dy
- * transposed; no column matrix. */
+ * forward (strided ones on phase planes) and the stride-1 input gradient
+ * read taps from a padded float copy of the input, the weight gradient
+ * from the same copy times dy transposed; no column matrix. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +18,23 @@ static int conv_ig_enabled(void) {
     return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
 }
 
-/* Stride 1, one group, 16/32-bit storage on a CPU device, not a 1x1 with
- * no padding (that one needs no column matrix anyway). */
-int tocl_conv_ig_usable(int dev, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt) {
+/* TORCH_OCL_CONV_PHASES=0 keeps strided forwards on im2col (comparisons, tests). */
+static int conv_phases_enabled(void) {
+    const char *v = tocl_env("TORCH_OCL_CONV_PHASES");
+    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+}
+
+/* One group, 16/32-bit storage on a CPU device, not a 1x1 with no padding
+ * (that one needs no column matrix anyway); stride 1, or with `strided`
+ * (the forward) strides whose phase planes every tap row covers: dilation
+ * 1 and a kernel at least as long as the stride in each strided dim (a 1x1
+ * stride-2 would copy four planes to read one). */
+int tocl_conv_ig_usable(int dev, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt, int strided) {
     if (!conv_ig_enabled() || d->groups != 1 || g->Kg <= 0 || tocl_conv_pointwise(g) || g->kvol > CONV_IG_TAPS ||
         !(dt == TOCL_F32 || dt == TOCL_F16 || dt == TOCL_BF16) || tocl_dev_props(dev)->kind != TOCL_DEVICE_CPU)
         return 0;
     for (int i = 0; i < 3; i++)
-        if (g->s[i] != 1)
+        if (g->s[i] != 1 && !(strided && conv_phases_enabled() && g->d[i] == 1 && g->k[i] >= g->s[i]))
             return 0;
     return 1;
 }
@@ -43,6 +52,9 @@ static void conv_ig_begin(int dev, tocl_gemm_config *cfg, char *extra, size_t ca
     p->x0 = x[0], p->x1 = x[1], p->x2 = x[2];
     p->p0 = pad[0], p->p1 = pad[1], p->p2 = pad[2];
     p->P0 = p->x0 + 2 * p->p0, p->P1 = p->x1 + 2 * p->p1, p->P2 = p->x2 + 2 * p->p2;
+    p->f0 = p->f1 = p->f2 = 1; /* one plane; the forward sets its strides */
+    p->G0 = p->P0, p->G1 = p->P1, p->G2 = p->P2;
+    p->PS = p->P0 * p->P1 * p->P2;
 }
 
 tocl_status tocl_conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_job *j) {
@@ -51,10 +63,14 @@ tocl_status tocl_conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_j
     tocl_conv_ig_params p;
     conv_ig_begin(dev, &cfg, extra, sizeof extra, &p, j->C, j->M, j->sx, j->pad);
     int64_t rm = cfg.rm, rn = (int64_t)cfg.vw * cfg.nv;
-    p.S = (p.P0 * p.P1 * p.P2 + 15) / 16 * 16;
+    p.f0 = j->st[0], p.f1 = j->st[1], p.f2 = j->st[2];
+    p.G0 = (p.P0 + p.f0 - 1) / p.f0, p.G1 = (p.P1 + p.f1 - 1) / p.f1, p.G2 = (p.P2 + p.f2 - 1) / p.f2;
+    p.PS = p.G0 * p.G1 * p.G2;
+    int64_t nph = p.f0 * p.f1 * p.f2;
+    p.S = (nph * p.PS + 15) / 16 * 16;
     p.tail = rn + 16;
     p.y0 = j->so[0], p.y1 = j->so[1], p.y2 = j->so[2], p.L = p.y0 * p.y1 * p.y2;
-    p.Lg = ((p.y0 - 1) * p.P1 + p.y1 - 1) * p.P2 + p.y2;
+    p.Lg = ((p.y0 - 1) * p.G1 + p.y1 - 1) * p.G2 + p.y2;
     p.k0 = j->k[0], p.k1 = j->k[1], p.k2 = j->k[2], p.kvol = p.k0 * p.k1 * p.k2;
     p.d0 = j->dil[0], p.d1 = j->dil[1], p.d2 = j->dil[2];
     p.w_off = j->w_off, p.b_off = j->b_off, p.has_bias = j->has_bias;
@@ -98,7 +114,7 @@ tocl_status tocl_conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_j
         q.xp_off = xp.off, q.ap_off = ap.off;
         cl_mem src = j->src;
         tocl_ops_arg pa[] = {{sizeof src, &src}, {sizeof xp.buf, &xp.buf}, {sizeof q, &q}};
-        s = tocl_conv_launch_opt(dev, stream, dt, extra, "conv_ig_pad", q.N * p.C * p.P0 * p.P1, pa, 3);
+        s = tocl_conv_launch_opt(dev, stream, dt, extra, "conv_ig_pad", q.N * p.C * nph * p.G0 * p.G1, pa, 3);
         if (s != TOCL_OK)
             break;
         cl_mem bias = j->has_bias ? j->bias : j->out;

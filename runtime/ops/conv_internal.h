@@ -38,6 +38,7 @@ typedef struct conv_ig_job {
     int64_t N, C, M;
     int64_t sx[3], pad[3], k[3], dil[3], so[3];
     int flip, has_bias;
+    int64_t st[3]; /* forward strides (phase planes); 1 for the input gradient */
 } conv_ig_job;
 
 /* conv.c */
@@ -53,7 +54,7 @@ tocl_status tocl_conv_launch_opt(int dev, int stream, tocl_dtype dt, const char 
                                  int64_t items, const tocl_ops_arg *args, int nargs);
 
 /* conv_implicit.c */
-int tocl_conv_ig_usable(int dev, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt);
+int tocl_conv_ig_usable(int dev, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt, int strided);
 tocl_status tocl_conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_job *j);
 int tocl_conv_wg_usable(int dev, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt);
 tocl_status tocl_conv_wg_run(int dev, int stream, tocl_dtype dt, const tocl_conv_desc *d, const conv_geo *g,

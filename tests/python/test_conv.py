@@ -267,6 +267,15 @@ IG_CASES = {
     "3d": ((5, 6, 7), 2, 3, 4, 3, dict(padding=1), False),
     "2d_7x7": ((17, 15), 1, 3, 8, 7, dict(padding=3), False),
     "t2d_stride1": ((6, 9), 2, 5, 3, 3, dict(padding=1), True),
+    # strided forwards on phase planes (implicit GEMM): odd sizes, a 7x7
+    # stem, stride 3, an even kernel, stride in one dim only, 1-d and 3-d
+    "2d_s2_odd": ((9, 11), 2, 5, 7, 3, dict(stride=2, padding=1), False),
+    "2d_s2_stem": ((15, 13), 1, 3, 8, 7, dict(stride=2, padding=3), False),
+    "2d_s3": ((10, 11), 2, 3, 4, 3, dict(stride=3), False),
+    "2d_s2_k4": ((9, 8), 2, 2, 3, 4, dict(stride=2, padding=2), False),
+    "2d_s2_rows_dilated_cols": ((9, 12), 1, 3, 4, 3, dict(stride=(2, 1), dilation=(1, 2), padding=1), False),
+    "1d_s2_k5": ((17,), 2, 4, 3, 5, dict(stride=2, padding=2), False),
+    "3d_s2": ((5, 6, 7), 1, 2, 3, 3, dict(stride=2, padding=1), False),
 }
 
 
@@ -286,6 +295,9 @@ def test_implicit_gemm_layouts(chunked, monkeypatch):
     # a strided view of a larger input, and no bias
     big = rand((3, 8, 14, 26), torch.float32, 5)
     run(fn, big[:, 1:7, 1:13, ::2], w, None, kw, torch.float32)
+    # the strided forward's phase planes, chunked and channels_last
+    fn, x, w, b, kw = make_inputs(((13, 12), 3, 6, 10, 3, dict(stride=2, padding=1), False), torch.float32)
+    run(fn, x, w, b, kw, torch.float32, memory_format=torch.channels_last)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=dtype_id)
@@ -359,6 +371,23 @@ def test_16bit_weight_gradient_rounded_once(dtype):
         ref = torch.nn.grad.conv2d_weight(x.double(), ws, gy.double(), **kw)
         out = torch.nn.grad.conv2d_weight(x.to(DEV), ws, gy.to(DEV), **kw).cpu().double()
         assert ((out - ref).abs() <= ref.abs() * 2.0 ** -BITS[dtype] + 1e-5 * ref.abs().max()).all()
+
+
+@pytest.mark.parametrize("kw", [dict(stride=2, padding=1), dict(stride=2, padding=3), dict(stride=(3, 2))],
+                         ids=["s2p1", "s2p3", "s3x2"])
+def test_strided_phase_planes_match_column_route(monkeypatch, kw):
+    # the strided forward on phase planes and the im2col route
+    # (TORCH_OCL_CONV_PHASES=0) agree to float rounding, both near float64
+    torch.manual_seed(9)
+    x, w, b = torch.randn(2, 6, 23, 19), torch.randn(10, 6, 7 if kw.get("padding") == 3 else 3, 3), torch.randn(10)
+    ref = F.conv2d(x.double(), w.double(), b.double(), **kw)
+    outs = []
+    for route in ("1", "0"):
+        monkeypatch.setenv("TORCH_OCL_CONV_PHASES", route)
+        outs.append(F.conv2d(x.to(DEV), w.to(DEV), b.to(DEV), **kw).cpu())
+    for out in outs:
+        torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(outs[0], outs[1], rtol=1e-5, atol=1e-5)
 
 
 def test_weight_gradient_deterministic_and_matches_column_route(monkeypatch):
