@@ -501,9 +501,15 @@ __kernel void conv_ig_pad(__global const X_T *x, __global float *xp, tocl_conv_i
     if (i >= p.N * p.C * rows)
         return;
     long t = i / rows, rr = i % rows; /* t = n * C + c */
-    long ph = rr / (p.G0 * p.G1), ur = rr % (p.G0 * p.G1);
-    long r2 = ph % p.f2, r1 = (ph / p.f2) % p.f1, r0 = ph / (p.f1 * p.f2);
-    long a0 = (ur / p.G1) * p.f0 + r0 - p.p0, a1 = (ur % p.G1) * p.f1 + r1 - p.p1;
+    long ph = 0, ur = rr, r2 = 0, a0, a1;
+    if (nph == 1) { /* stride 1: no phase arithmetic (each 64-bit division costs) */
+        a0 = rr / p.P1 - p.p0, a1 = rr % p.P1 - p.p1;
+    } else {
+        ph = rr / (p.G0 * p.G1), ur = rr % (p.G0 * p.G1);
+        r2 = ph % p.f2;
+        long r1 = (ph / p.f2) % p.f1, r0 = ph / (p.f1 * p.f2);
+        a0 = (ur / p.G1) * p.f0 + r0 - p.p0, a1 = (ur % p.G1) * p.f1 + r1 - p.p1;
+    }
     xp += p.xp_off;
     __global float *d = xp + t * p.S + ph * p.PS + ur * p.G2;
     if (i == 0)
