@@ -194,7 +194,7 @@ static int enqueue(int save, void (*fn)(const void *key), const void *key, size_
         free(j);
         j = NULL;
     }
-    int taken = (j != NULL || dup) && !build_exiting;
+    int taken = build_exiting ? 0 : dup ? 2 : j != NULL;
     pthread_mutex_unlock(&build_lock);
     return taken;
 }

@@ -135,10 +135,13 @@ static void save(int dev, tocl_program_key key, cl_program prog, const char *dir
         atomic_fetch_add(&g_saves_pending, 1);
         clRetainProgram(prog);
         size_t used = offsetof(save_job, dir) + strlen(j.dir) + 1;
-        if (tocl_build_save_later(save_job_run, &j, used, key.lo ^ (uint64_t)(unsigned)dev))
+        int queued = tocl_build_save_later(save_job_run, &j, used, key.lo ^ (uint64_t)(unsigned)dev);
+        if (queued == 1)
             return;
         clReleaseProgram(prog);
         atomic_fetch_sub(&g_saves_pending, 1);
+        if (queued == 2) /* already queued: that job writes it */
+            return;
     }
     save_now(dev, key, prog, dir);
 }

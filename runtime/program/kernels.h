@@ -72,9 +72,9 @@ size_t tocl_kernel_local_size(int dev, cl_kernel k);
  * queued or running. */
 void tocl_build_async(void (*fn)(const void *key), const void *key, size_t size, uint64_t hash);
 /* The lower lane: fn(key) runs once no build job is queued and no program
- * has been built from source for a quiet second (or when flushed). 0 if it
- * cannot be queued (no thread, or exiting): the caller runs it itself or
- * not at all. */
+ * has been built from source for a few quiet seconds (or when flushed).
+ * 1 if queued, 2 if the same job already was, 0 if it cannot be queued (no
+ * thread, or exiting): the caller runs it itself or not at all. */
 int tocl_build_save_later(void (*fn)(const void *key), const void *key, size_t size, uint64_t hash);
 /* Around every build from source (begin 1, then 0): what the quiet is measured from. */
 void tocl_builder_note_build(int begin);
