@@ -69,21 +69,24 @@ static _Thread_local int on_builder_thread;
 
 int tocl_on_builder_thread(void) { return on_builder_thread; }
 
+/* Take the first job off a lane. */
+static build_job *pop(build_job **head, build_job **tail, int is_save) {
+    build_job *j = *head;
+    *head = j->next;
+    if (!*head)
+        *tail = NULL;
+    current_is_save = is_save;
+    return j;
+}
+
 /* The job the thread should run next (taken off its lane), or NULL with
  * *wait_s set: how long to sleep before asking again (< 0: until signalled). */
 static build_job *next_job(double *wait_s) {
     *wait_s = -1;
     if (build_exiting)
         return NULL;
-    build_job *j = NULL;
-    if (build_head) {
-        j = build_head;
-        build_head = j->next;
-        if (!build_head)
-            build_tail = NULL;
-        current_is_save = 0;
-        return j;
-    }
+    if (build_head)
+        return pop(&build_head, &build_tail, 0);
     if (!save_head)
         return NULL;
     double quiet = last_build_s + QUIET_S - now_seconds();
@@ -91,12 +94,7 @@ static build_job *next_job(double *wait_s) {
         *wait_s = quiet > 0.01 ? quiet : QUIET_S;
         return NULL;
     }
-    j = save_head;
-    save_head = j->next;
-    if (!save_head)
-        save_tail = NULL;
-    current_is_save = 1;
-    return j;
+    return pop(&save_head, &save_tail, 1);
 }
 
 static void wait_for_work(double seconds) {
