@@ -205,12 +205,33 @@ inline void gemm_store_block(accv_t acc[GEMM_RM][GEMM_NV], __global st_t *C, __g
 
 /* ------------------------------------------------------------------ CPU macro kernel */
 
+/* acc[RM][NV] += A rows read in place x B panel (stride bw per k), kl
+ * steps: arow[r] points at row r's first element of the block, a_ks apart
+ * per k (rows past M point at row M - 1; their sums are not stored). */
+#define GEMM_MICRO_AD(acc, arow, a_ks, bp, bw, kl)                            \
+    for (long k_ = 0; k_ < (kl); k_++) {                                      \
+        accv_t bv_[GEMM_NV];                                                  \
+        _Pragma("unroll") for (int v_ = 0; v_ < GEMM_NV; v_++)                \
+            bv_[v_] = VLOAD(v_, (bp) + k_ * (bw));                            \
+        long ko_ = k_ * (a_ks);                                               \
+        _Pragma("unroll") for (int r_ = 0; r_ < GEMM_RM; r_++) {              \
+            accv_t a_ = (accv_t)(arow[r_][ko_]);                              \
+            _Pragma("unroll") for (int v_ = 0; v_ < GEMM_NV; v_++)            \
+                acc[r_][v_] = fma(a_, bv_[v_], acc[r_][v_]);                  \
+        }                                                                     \
+    }
+
 /* Work-group (one work-item) = tile [tm x tn] of C; global (tiles_n, tiles_m, batch).
- * part: tm * tn partial sums, kept between K blocks. */
-__kernel void tocl_gemm_cpu(__global const acc_t *Ap, __global const acc_t *Bp, __global st_t *C,
-                            __global const st_t *D, __global const st_t *bias, tocl_gemm_params p, acc_t alpha,
-                            acc_t beta, __local acc_t *part)
+ * part: tm * tn partial sums, kept between K blocks. A is packed, or with
+ * a_direct (float storage, a row or a column of A contiguous) read in place
+ * through its strides: a register block's RM rows are RM runs along k, or
+ * one run of RM per k, either way cached lines, and no packing pass. */
+inline __attribute__((always_inline)) void gemm_cpu_tile(
+    __global const acc_t *Ap, __global const acc_t *Bp, __global st_t *C, __global const st_t *D,
+    __global const st_t *bias, const tocl_gemm_params *pp, acc_t alpha, acc_t beta, __local acc_t *part,
+    const int a_direct)
 {
+    tocl_gemm_params p = *pp;
     long b = get_global_id(2);
     long mt0 = get_global_id(1) * p.tm, nt0 = get_global_id(0) * p.tn;
     long mt1 = min(mt0 + p.tm, p.M), nt1 = min(nt0 + p.tn, p.N);
@@ -226,13 +247,20 @@ __kernel void tocl_gemm_cpu(__global const acc_t *Ap, __global const acc_t *Bp, 
         for (long n0 = nt0; n0 < nt1; n0 += GEMM_RN) {
             __global const acc_t *bp = B + (n0 / p.b_w) * b_ps + (n0 % p.b_w) + k0 * p.b_w;
             for (long m0 = mt0; m0 < mt1; m0 += GEMM_RM) {
-                __global const acc_t *ap = A + (m0 / p.a_w) * a_ps + (m0 % p.a_w) + k0 * p.a_w;
                 __local acc_t *pp = part + ((m0 - mt0) * p.tn + (n0 - nt0));
                 accv_t acc[GEMM_RM][GEMM_NV];
                 _Pragma("unroll") for (int r = 0; r < GEMM_RM; r++)
                     _Pragma("unroll") for (int v = 0; v < GEMM_NV; v++)
                         acc[r][v] = first ? (accv_t)0 : VLOAD(v, pp + r * p.tn);
-                GEMM_MICRO(acc, ap, p.a_w, bp, p.b_w, kl);
+                if (a_direct) {
+                    __global const acc_t *arow[GEMM_RM];
+                    _Pragma("unroll") for (int r = 0; r < GEMM_RM; r++)
+                        arow[r] = A + min(m0 + r, p.M - 1) * p.a_rs + k0 * p.a_ks;
+                    GEMM_MICRO_AD(acc, arow, p.a_ks, bp, p.b_w, kl);
+                } else {
+                    __global const acc_t *ap = A + (m0 / p.a_w) * a_ps + (m0 % p.a_w) + k0 * p.a_w;
+                    GEMM_MICRO(acc, ap, p.a_w, bp, p.b_w, kl);
+                }
                 if (last) {
                     gemm_store_block(acc, C, D, bias, &p, b, m0, n0, alpha, beta);
                 } else {
@@ -246,6 +274,22 @@ __kernel void tocl_gemm_cpu(__global const acc_t *Ap, __global const acc_t *Bp, 
             break;
     }
 }
+
+__kernel void tocl_gemm_cpu(__global const acc_t *Ap, __global const acc_t *Bp, __global st_t *C,
+                            __global const st_t *D, __global const st_t *bias, tocl_gemm_params p, acc_t alpha,
+                            acc_t beta, __local acc_t *part)
+{
+    gemm_cpu_tile(Ap, Bp, C, D, bias, &p, alpha, beta, part, 0);
+}
+
+#if !defined(TOCL_ST_F16) && !defined(TOCL_ST_BF16) /* A read in place must be of the accumulation type */
+__kernel void tocl_gemm_cpu_ad(__global const acc_t *A, __global const acc_t *Bp, __global st_t *C,
+                               __global const st_t *D, __global const st_t *bias, tocl_gemm_params p, acc_t alpha,
+                               acc_t beta, __local acc_t *part)
+{
+    gemm_cpu_tile(A, Bp, C, D, bias, &p, alpha, beta, part, 1);
+}
+#endif
 
 /* ------------------------------------------------------------------ GPU kernel */
 

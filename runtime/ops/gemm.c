@@ -95,6 +95,15 @@ static tocl_status gemm_resolve(int dev, tocl_dtype dt, const tocl_gemm_operand 
     return TOCL_OK;
 }
 
+/* TORCH_OCL_GEMM_ADIRECT=0 packs A on CPU devices as before, =force reads
+ * it in place at any row stride (comparisons, tests): 0, 2 or 1 (auto). */
+static int gemm_adirect_mode(void) {
+    const char *v = tocl_env("TORCH_OCL_GEMM_ADIRECT");
+    if (v && (!strcmp(v, "0") || !strcmp(v, "off")))
+        return 0;
+    return v && !strcmp(v, "force") ? 2 : 1;
+}
+
 static gemm_path gemm_env_path(void) {
     const char *v = tocl_env("TORCH_OCL_GEMM_KERNEL");
     if (v && !strcmp(v, "direct"))
@@ -173,13 +182,13 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
     memset(&p, 0, sizeof p);
     p.M = g->M, p.N = g->N, p.K = K, p.batch = g->batch;
     cl_mem cbuf, abuf = NULL, bbuf = NULL, dbuf = NULL, biasbuf = NULL;
-    cl_long off;
+    cl_long off, a_off_in = 0;
     TOCL_TRY(gemm_resolve(dev, dt, &g->c, g->batch, g->M, g->N, "gemm output C", &cbuf, &off));
     p.c_off = off, p.c_bs = g->c.bs, p.c_rs = g->c.rs, p.c_cs = g->c.cs;
     if (K > 0) {
         if (!pa) {
             TOCL_TRY(gemm_resolve(dev, dt, &g->a, g->batch, g->M, K, "gemm operand A", &abuf, &off));
-            p.a_off = off, p.a_bs = g->a.bs, p.a_rs = g->a.rs, p.a_ks = g->a.cs;
+            p.a_off = a_off_in = off, p.a_bs = g->a.bs, p.a_rs = g->a.rs, p.a_ks = g->a.cs;
         }
         /* B is K x N: its rows walk k, its columns n. */
         if (!pb) {
@@ -251,7 +260,16 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
     int64_t aw = cpu ? cfg.rm : round_up(g->M, cfg.rm), bw = cpu ? rn : round_up(g->N, rn);
     int64_t mp = round_up(g->M, aw), np = round_up(g->N, bw);
     int64_t a_batches = pa || g->a.bs == 0 ? 1 : g->batch, b_batches = pb || g->b.bs == 0 ? 1 : g->batch;
-    int64_t a_elems = pa ? 0 : round_up(a_batches * mp * K, 32), b_elems = pb ? 0 : b_batches * np * K;
+    /* CPU, float storage, A's rows contiguous along k at a row stride that
+     * is not a multiple of 2 KiB: the macro kernel reads A in place
+     * (tocl_gemm_cpu_ad) and it is not packed. The register block's RM rows
+     * are RM streams; rows 4 KiB apart fall in the same L1 sets and evict
+     * each other (K = 2048: 316 ms against 194 packed), and A stored by
+     * columns would use half of each line. */
+    int admode = gemm_adirect_mode();
+    int adirect = cpu && !pa && abuf && dt == acc && p.a_ks == 1 && admode &&
+                  (admode == 2 || (p.a_rs * (int64_t)accsz) % 2048 != 0);
+    int64_t a_elems = pa || adirect ? 0 : round_up(a_batches * mp * K, 32), b_elems = pb ? 0 : b_batches * np * K;
     tocl_addr ws = 0;
     if (a_elems + b_elems > 0)
         TOCL_TRY(tocl_mem_alloc(dev, (size_t)(a_elems + b_elems) * accsz, &ws));
@@ -270,8 +288,8 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
     if (s == TOCL_OK && ws)
         s = gemm_kernel(dev, dt, &cfg, "tocl_gemm_pack", &pack);
     if (s == TOCL_OK)
-        s = gemm_kernel(dev, dt, &cfg, cpu ? "tocl_gemm_cpu" : "tocl_gemm_gpu", &main_k);
-    for (int which = pa ? 1 : 0; which < (pb ? 1 : 2) && s == TOCL_OK; which++) {
+        s = gemm_kernel(dev, dt, &cfg, adirect ? "tocl_gemm_cpu_ad" : cpu ? "tocl_gemm_cpu" : "tocl_gemm_gpu", &main_k);
+    for (int which = pa || adirect ? 1 : 0; which < (pb ? 1 : 2) && s == TOCL_OK; which++) {
         tocl_gemm_pack_params pp;
         memset(&pp, 0, sizeof pp);
         if (which == 0) {
@@ -304,6 +322,8 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
         cl_mem apacked = wbuf, bpacked = wbuf;
         if (pa)
             apacked = pa->buf, p.a_off = pa->off, p.a_bs = pa->bs, p.a_ps = pa->ps;
+        if (adirect) /* A's own offset and strides, as resolved */
+            apacked = abuf, p.a_off = a_off_in, p.a_bs = g->a.bs;
         if (pb)
             bpacked = pb->buf, p.b_off = pb->off, p.b_bs = pb->bs, p.b_ps = pb->ps;
         p.tm = cfg.tm, p.tn = cfg.tn, p.kc = cfg.kc;
