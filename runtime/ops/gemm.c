@@ -260,15 +260,17 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
     int64_t aw = cpu ? cfg.rm : round_up(g->M, cfg.rm), bw = cpu ? rn : round_up(g->N, rn);
     int64_t mp = round_up(g->M, aw), np = round_up(g->N, bw);
     int64_t a_batches = pa || g->a.bs == 0 ? 1 : g->batch, b_batches = pb || g->b.bs == 0 ? 1 : g->batch;
-    /* CPU, float storage, A's rows contiguous along k at a row stride that
-     * is not a multiple of 2 KiB: the macro kernel reads A in place
-     * (tocl_gemm_cpu_ad) and it is not packed. The register block's RM rows
-     * are RM streams; rows 4 KiB apart fall in the same L1 sets and evict
-     * each other (K = 2048: 316 ms against 194 packed), and A stored by
-     * columns would use half of each line. */
+    /* CPU, float storage, A's rows contiguous along k: the macro kernel
+     * reads A in place (tocl_gemm_cpu_ad) and A is not packed. The register
+     * block's RM rows are RM streams. Rows a multiple of 2 KiB apart share
+     * L1 sets and evict each other between the block's reuses, which grow
+     * with N: device time packed / in place was 1.16x at 1024x1024x256 and
+     * 1.37x at 4096x1024x256, but 0.78x at N = 3072 and 0.73x at 2048^3;
+     * so those strides stay packed past N = 1024. A stored by columns would
+     * use half of each line: packed. */
     int admode = gemm_adirect_mode();
     int adirect = cpu && !pa && abuf && dt == acc && p.a_ks == 1 && admode &&
-                  (admode == 2 || (p.a_rs * (int64_t)accsz) % 2048 != 0);
+                  (admode == 2 || (p.a_rs * (int64_t)accsz) % 2048 != 0 || g->N <= 1024);
     int64_t a_elems = pa || adirect ? 0 : round_up(a_batches * mp * K, 32), b_elems = pb ? 0 : b_batches * np * K;
     tocl_addr ws = 0;
     if (a_elems + b_elems > 0)

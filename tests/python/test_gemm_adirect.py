@@ -73,8 +73,9 @@ def test_products_that_read_a_in_place(monkeypatch):
     monkeypatch.delenv("TORCH_OCL_GEMM_ADIRECT", raising=False)
     x, w = rand((256, 384), 12).to(OCL), rand((256, 384), 13).to(OCL)
     assert "tocl_gemm_cpu_ad" in gemm_kernels(lambda: F.linear(x, w))  # row stride 1536 bytes
-    # rows 4 KiB apart would share L1 sets: packed
-    x2, w2 = rand((256, 1024), 14).to(OCL), rand((256, 1024), 15).to(OCL)
+    # rows 4 KiB apart share L1 sets: in place for N <= 1024, packed past it
+    x2, w2 = rand((256, 1024), 14).to(OCL), rand((1032, 1024), 15).to(OCL)
+    assert "tocl_gemm_cpu_ad" in gemm_kernels(lambda: F.linear(x2, w2[:1024]))
     names = gemm_kernels(lambda: F.linear(x2, w2))
     assert "tocl_gemm_cpu" in names and "tocl_gemm_cpu_ad" not in names
     # A stored by columns (x^T @ y): packed
