@@ -26,6 +26,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 #include <limits>
 #include <utility>
@@ -140,6 +142,11 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, double drop
               "-D, ", k.dim(), "-D and ", v.dim(), "-D");
 }
 
+// Whether the runtime can put t's (batch, head) pairs in one GEMM batch
+// (runtime/ops/attention_gemm.c, att_folds): one batch item, or a batch
+// stride of heads x head stride.
+bool folds(const Tensor& t) { return t.size(0) == 1 || t.stride(0) == t.size(1) * t.stride(1); }
+
 std::tuple<Tensor, Tensor, Tensor, Tensor, c10::SymInt, c10::SymInt, Tensor, Tensor, Tensor> sdpa_forward(
     const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& attn_bias, double dropout_p,
     bool is_causal, bool return_debug_mask, std::optional<double> scale) {
@@ -152,9 +159,22 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, c10::SymInt, c10::SymInt, Tensor, Ten
   Tensor lse = at::empty({B, Hq, L}, q.options().dtype(lse_dtype(q)));
   Tensor mask = additive_mask(attn_bias.has_value() ? *attn_bias : Tensor(), q, S);
   tocl_attn_desc d = make_desc(q, scale, is_causal);
-  TT tq(q), tk(k), tv(v), tm(mask), to(out), tl(lse);
+  // Operands that do not fold make the runtime loop over the batch items,
+  // and at short sequences each step's launches cost more than its work
+  // (a BERT-style layer's [8, 4, 128, 64] views of one qkv projection: 16
+  // products and 8 row kernels instead of 2 and 1). Dense copies cost
+  // O(L d) against the products' O(L S d).
+  const char* env = std::getenv("TORCH_OCL_ATTENTION_DENSE");  // =0: the runtime loops (tests, comparisons)
+  bool allowed = !(env && (!std::strcmp(env, "0") || !std::strcmp(env, "off")));
+  bool dense = allowed && B > 1 && !(folds(q) && folds(k) && folds(v) && folds(out));
+  Tensor qd = dense && !folds(q) ? q.contiguous() : q, kd = dense && !folds(k) ? k.contiguous() : k;
+  Tensor vd = dense && !folds(v) ? v.contiguous() : v;
+  Tensor od = dense && !folds(out) ? at::empty({B, Hq, L, Dv}, q.options()) : out;
+  TT tq(qd), tk(kd), tv(vd), tm(mask), to(od), tl(lse);
   int dev = device_index(q.device());
   TOCL_CHECK(tocl_attn_forward(dev, current_stream(dev), &d, tq.p(), tk.p(), tv.p(), tm.p(), to.p(), tl.p()));
+  if (!od.is_same(out))
+    out.copy_(od);
   Tensor seed = at::empty({}, q.options().dtype(at::kLong)), offset = at::empty({}, q.options().dtype(at::kLong));
   return {out, lse, Tensor(), Tensor(), c10::SymInt(L), c10::SymInt(S), seed, offset, Tensor()};
 }

@@ -147,6 +147,30 @@ def test_noncontiguous_views_stay_views(no_fallback):
     torch.testing.assert_close(out.cpu(), ref, atol=1e-5, rtol=1e-5)
 
 
+def test_unfolded_batch_is_copied_dense(no_fallback, monkeypatch):
+    # q, k, v as [B, H, L, D] views of one [B, L, 3, H, D] projection (as a fused qkv
+    # layer makes them) do not fold into one GEMM batch: the forward copies them dense,
+    # so its products run once for the whole batch instead of once per batch item, and
+    # the output still has q's dimension order
+    from torch.profiler import ProfilerActivity, profile
+
+    B, L, H, D = 4, 24, 3, 16
+    qkv = rand((B, L, 3, H, D), torch.float64, 31).permute(2, 0, 3, 1, 4)
+    ref = F.scaled_dot_product_attention(*qkv, is_causal=True)
+    dev = qkv.float().to("ocl")
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.PrivateUse1] if hasattr(ProfilerActivity, "PrivateUse1") else [])
+    counts = {}
+    for dense in ("1", "0"):
+        monkeypatch.setenv("TORCH_OCL_ATTENTION_DENSE", dense)
+        with profile(activities=acts) as p:
+            out = F.scaled_dot_product_attention(*dev, is_causal=True)
+            torch.ocl.synchronize()
+        counts[dense] = sum(e.name.startswith("tocl_gemm") for e in p.events())
+        close(out, ref, torch.float32, f"output, dense={dense}")
+        assert out.transpose(1, 2).is_contiguous()  # q's order: (B, L, H, D) storage
+    assert counts["1"] < counts["0"], counts
+
+
 def test_fully_masked_row(no_fallback, route):
     # a query that sees no key: PyTorch's math path gives 0 (safe softmax) and so do the kernels
     B, H, L, S, D = 1, 2, 5, 9, 8
@@ -239,10 +263,14 @@ def test_gemm_blocks(no_fallback, monkeypatch, L, S, causal, block, form):
               rand((2, 3, S, 24), torch.float64, 22), dtype, is_causal=causal)
 
 
+@pytest.mark.parametrize("dense", ["1", "0"], ids=["dense-copies", "runtime-loop"])
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
-def test_odd_head_dims_unfolded_batch(no_fallback, route, monkeypatch, dtype):
+def test_odd_head_dims_unfolded_batch(no_fallback, route, monkeypatch, dtype, dense):
     # head dims 5 and 12 (not multiples of 8, D != Dv); heads-major storage, so the batch dim
-    # does not fold into the GEMM batch; GQA (6 query heads on 2 kv heads); a float mask
+    # does not fold into the GEMM batch (the forward copies such operands dense unless
+    # TORCH_OCL_ATTENTION_DENSE=0, when the runtime loops over the batch); GQA (6 query
+    # heads on 2 kv heads); a float mask
+    monkeypatch.setenv("TORCH_OCL_ATTENTION_DENSE", dense)
     monkeypatch.setenv("TORCH_OCL_ATTENTION_BLOCK", "16")
     monkeypatch.setenv("TORCH_OCL_ATTENTION_CHUNK", "1")
     B, Hq, Hk, L, S = 3, 6, 2, 37, 29
