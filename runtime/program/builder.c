@@ -97,16 +97,22 @@ static build_job *next_job(double *wait_s) {
     return pop(&save_head, &save_tail, 1);
 }
 
+/* `seconds` from now on the condition variables' clock. */
+static struct timespec realtime_in(double seconds) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    double t = (double)until.tv_sec + 1e-9 * (double)until.tv_nsec + seconds;
+    until.tv_sec = (time_t)t;
+    until.tv_nsec = (long)((t - (double)until.tv_sec) * 1e9);
+    return until;
+}
+
 static void wait_for_work(double seconds) {
     if (seconds < 0) {
         pthread_cond_wait(&build_cv, &build_lock);
         return;
     }
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
-    double t = (double)until.tv_sec + 1e-9 * (double)until.tv_nsec + seconds;
-    until.tv_sec = (time_t)t;
-    until.tv_nsec = (long)((t - (double)until.tv_sec) * 1e9);
+    struct timespec until = realtime_in(seconds);
     pthread_cond_timedwait(&build_cv, &build_lock, &until);
 }
 
@@ -246,13 +252,9 @@ int tocl_builder_abandon(double seconds) {
     double now = now_seconds();
     if (exit_deadline == 0 || now + seconds < exit_deadline)
         exit_deadline = now + seconds;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
     double wait = exit_deadline - now;
     if (wait > 0) {
-        double t = (double)until.tv_sec + 1e-9 * (double)until.tv_nsec + wait;
-        until.tv_sec = (time_t)t;
-        until.tv_nsec = (long)((t - (double)until.tv_sec) * 1e9);
+        struct timespec until = realtime_in(wait);
         while (build_current && pthread_cond_timedwait(&build_done_cv, &build_lock, &until) == 0)
             ;
     }

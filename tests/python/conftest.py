@@ -28,6 +28,18 @@ def dtype_id(dt):
     return str(dt).replace("torch.", "")
 
 
+def ocl_kernels_run(fn):
+    """The names of the OpenCL kernels fn launches, one entry per launch, as
+    the profiler records them (its PrivateUse1 activity)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.PrivateUse1] if hasattr(ProfilerActivity, "PrivateUse1") else [])
+    with profile(activities=acts) as p:
+        fn()
+        torch.ocl.synchronize()
+    return [e.name for e in p.events()]
+
+
 def randn_seeded(*shape, dtype, seed=0):
     """Standard normal values drawn in float64 from a seeded generator, then
     cast (complex dtypes: independent real and imaginary parts)."""

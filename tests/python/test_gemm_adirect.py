@@ -9,7 +9,8 @@ reach it and the others do not."""
 
 import pytest
 import torch
-from torch.profiler import ProfilerActivity, profile
+
+from conftest import ocl_kernels_run
 
 OCL = "ocl"
 F = torch.nn.functional
@@ -27,11 +28,7 @@ def referee(got, want64, k, dtype=torch.float32):
 
 
 def gemm_kernels(fn):
-    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.PrivateUse1] if hasattr(ProfilerActivity, "PrivateUse1") else [])
-    with profile(activities=acts) as p:
-        fn()
-        torch.ocl.synchronize()
-    return {e.name for e in p.events() if e.name.startswith("tocl_gemm")}
+    return {n for n in ocl_kernels_run(fn) if n.startswith("tocl_gemm")}
 
 
 ROUTES = ["force", "0"]

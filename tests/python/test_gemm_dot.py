@@ -7,7 +7,8 @@ outputs; and that the products it is meant for do reach it."""
 
 import pytest
 import torch
-from torch.profiler import ProfilerActivity, profile
+
+from conftest import ocl_kernels_run
 
 OCL = "ocl"
 F = torch.nn.functional
@@ -25,11 +26,7 @@ def referee(got, want64, k):
 
 
 def gemm_kernels(fn):
-    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.PrivateUse1] if hasattr(ProfilerActivity, "PrivateUse1") else [])
-    with profile(activities=acts) as p:
-        fn()
-        torch.ocl.synchronize()
-    return {e.name for e in p.events() if e.name.startswith("tocl_gemm")}
+    return {n for n in ocl_kernels_run(fn) if n.startswith("tocl_gemm")}
 
 
 @pytest.mark.parametrize("m,n,k", [(1, 8, 8), (1, 768, 256), (2, 9, 15), (3, 250, 259), (4, 4 * 33, 8 * 17),

@@ -12,7 +12,8 @@ import os
 
 import pytest
 import torch
-from torch.profiler import ProfilerActivity, profile
+
+from conftest import ocl_kernels_run
 
 OCL = "ocl"
 FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
@@ -38,11 +39,7 @@ def referee(got, want64, dt, n):
 
 
 def red_kernels(fn):
-    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.PrivateUse1] if hasattr(ProfilerActivity, "PrivateUse1") else [])
-    with profile(activities=acts) as p:
-        fn()
-        torch.ocl.synchronize()
-    return {e.name.split("(")[0] for e in p.events() if e.name.startswith("tocl_red")}
+    return {n.split("(")[0] for n in ocl_kernels_run(fn) if n.startswith("tocl_red")}
 
 
 cpu_device = torch.ocl.get_device_name(0).lower().find("cpu") >= 0 or "pthread" in torch.ocl.get_device_name(0).lower()
