@@ -83,6 +83,8 @@ py::dict program_stats() {
   d["build_failures"] = s.build_failures;
   d["known_failures"] = s.known_failures;
   d["disk_writes_pending"] = s.disk_writes_pending;
+  d["lean_builds"] = s.lean_builds;
+  d["lean_fallbacks"] = s.lean_fallbacks;
   d["elementwise_launches"] = e.launches;
   d["elementwise_kernels"] = e.kernels_created;
   return d;

@@ -34,6 +34,9 @@ typedef struct tocl_program_stats {
     uint64_t build_failures; /* builds from source that failed (the compiler's error, or injected) */
     uint64_t known_failures; /* lookups answered by a remembered failure (memory or a .fail file) */
     uint64_t disk_writes_pending; /* built programs waiting for a quiet moment to be written */
+    uint64_t lean_builds;    /* PoCL builds behind only the builtin declarations the source names */
+    uint64_t lean_fallbacks; /* failed behind the lean header but built behind the whole opencl-c.h: a
+                              * builtin the lean text left out (a real compile error fails both, uncounted) */
 } tocl_program_stats;
 
 tocl_status tocl_program_stats_get(tocl_program_stats *out);

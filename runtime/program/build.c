@@ -115,13 +115,65 @@ static int take_injected(void) {
 
 #define INJECTED_LINE "#error \"torch_ocl: build failure injected by a test (tocl_program_inject_build_failures)\"\n"
 
+/* Create `n` source strings as one program and build it for `dev`. On
+ * failure *prog is the program that failed (for its log) or NULL. */
+static cl_int create_and_build(int dev, cl_uint n, const char **strings, const char *options, cl_program *prog) {
+    cl_device_id id = tocl_dev_id(dev);
+    cl_int err = CL_SUCCESS;
+    *prog = clCreateProgramWithSource(tocl_dev_context(dev), n, strings, NULL, &err);
+    if (err != CL_SUCCESS) {
+        *prog = NULL;
+        return err;
+    }
+    /* One device only: its context may hold more, and each is built (and
+     * cached) separately so they never wait on each other's compiles. */
+    tocl_driver_output_begin();
+    err = clBuildProgram(*prog, 1, &id, options, NULL, NULL);
+    tocl_driver_output_end();
+    return err;
+}
+
+/* On PoCL: the build behind only the builtin declarations the source names
+ * (lean_header.c). 1 with *out built; 0 when it does not apply or failed
+ * (*tried says which), and the caller builds behind the full header. */
+static int build_lean(int dev, const char *source, const char *options, cl_program *out, int *tried) {
+    *tried = 0;
+    char *lean = tocl_lean_header(dev, source, options);
+    if (!lean)
+        return 0;
+    *tried = 1;
+    size_t n = strlen(options) + sizeof TOCL_LEAN_HEADER_OPTION;
+    char *opts = malloc(n);
+    cl_program prog = NULL;
+    cl_int err = CL_OUT_OF_HOST_MEMORY;
+    if (opts) {
+        snprintf(opts, n, "%s" TOCL_LEAN_HEADER_OPTION, options);
+        const char *strings[2] = {lean, source};
+        err = create_and_build(dev, 2, strings, opts, &prog);
+    }
+    free(opts);
+    free(lean);
+    if (err == CL_SUCCESS) {
+        tocl_lean_header_count(0);
+        *out = prog;
+        return 1;
+    }
+    if (prog)
+        clReleaseProgram(prog);
+    tocl_log(TOCL_LOG_BUILDS, "a lean build failed (%s); building again behind the whole opencl-c.h",
+             tocl_cl_error_name(err));
+    return 0;
+}
+
 tocl_status tocl_build_from_source(int dev, const char *source, const char *options, cl_program *out,
                                    tocl_build_outcome *outcome) {
-    cl_device_id id = tocl_dev_id(dev);
     *outcome = TOCL_BUILD_OK;
+    if (!options)
+        options = "";
     /* An injected failure is a real one: the driver compiles the source
      * behind an #error line, so the error carries a genuine build log. */
     char *injected = NULL;
+    int lean_tried = 0;
     if (take_injected()) {
         injected = malloc(sizeof INJECTED_LINE + strlen(source));
         if (!injected)
@@ -129,19 +181,15 @@ tocl_status tocl_build_from_source(int dev, const char *source, const char *opti
         memcpy(injected, INJECTED_LINE, sizeof INJECTED_LINE - 1);
         strcpy(injected + sizeof INJECTED_LINE - 1, source);
         source = injected;
+    } else if (build_lean(dev, source, options, out, &lean_tried)) {
+        return TOCL_OK;
     }
-    size_t len = strlen(source);
-    cl_int err = CL_SUCCESS;
-    cl_program prog = clCreateProgramWithSource(tocl_dev_context(dev), 1, &source, &len, &err);
-    if (err != CL_SUCCESS) {
+    cl_program prog;
+    cl_int err = create_and_build(dev, 1, &source, options, &prog);
+    if (err != CL_SUCCESS && !prog) {
         free(injected);
         TOCL_CL_TRY(err, "clCreateProgramWithSource");
     }
-    /* One device only: its context may hold more, and each is built (and
-     * cached) separately so they never wait on each other's compiles. */
-    tocl_driver_output_begin();
-    err = clBuildProgram(prog, 1, &id, options, NULL, NULL);
-    tocl_driver_output_end();
     if (err != CL_SUCCESS) {
         tocl_status s = build_failure(prog, dev, err, source, options);
         clReleaseProgram(prog);
@@ -151,6 +199,10 @@ tocl_status tocl_build_from_source(int dev, const char *source, const char *opti
         return s;
     }
     free(injected);
+    /* Built behind the full header after failing behind the lean one: a
+     * builtin the lean text left out (a real compile error fails both). */
+    if (lean_tried)
+        tocl_lean_header_count(1);
     *out = prog;
     return TOCL_OK;
 }

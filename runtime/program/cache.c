@@ -335,6 +335,7 @@ tocl_status tocl_program_stats_get(tocl_program_stats *out) {
     *out = g_stats;
     pthread_mutex_unlock(&g_lock);
     out->disk_writes_pending = (uint64_t)atomic_load(&g_saves_pending);
+    tocl_lean_header_stats(&out->lean_builds, &out->lean_fallbacks, 0);
     return TOCL_OK;
 }
 
@@ -342,6 +343,8 @@ void tocl_program_stats_reset(void) {
     pthread_mutex_lock(&g_lock);
     memset(&g_stats, 0, sizeof g_stats);
     pthread_mutex_unlock(&g_lock);
+    uint64_t ignored[2];
+    tocl_lean_header_stats(&ignored[0], &ignored[1], 1);
 }
 
 void tocl_program_cache_drop_memory(void) {

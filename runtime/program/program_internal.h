@@ -25,6 +25,17 @@ tocl_status tocl_build_from_binary(int dev, const unsigned char *bin, size_t len
 /* The program's binary for device `id` (malloc'd; caller frees). */
 tocl_status tocl_program_binary(cl_program prog, cl_device_id id, unsigned char **bin, size_t *len);
 
+/* lean_header.c: on PoCL, the text to build ahead of `source` (built with `options`) with
+ * TOCL_LEAN_HEADER_OPTION instead of clang's whole opencl-c.h (malloc'd),
+ * or NULL where that does not apply (another driver, the header not found,
+ * TORCH_OCL_LEAN_HEADER=0). */
+char *tocl_lean_header(int dev, const char *source, const char *options);
+#define TOCL_LEAN_HEADER_OPTION " -D_OPENCL_H_"
+/* Count a lean build: built, or failed there but built behind the full header. */
+void tocl_lean_header_count(int fell_back);
+/* The counts so far (and zero them with `reset`). */
+void tocl_lean_header_stats(uint64_t *builds, uint64_t *fallbacks, int reset);
+
 /* disk_cache.c. The directory is resolved on every disk access (misses are
  * rare) so that tests and users can change TORCH_OCL_CACHE_DIR at run time.
  * Returns 0 with `dir` filled if the disk cache may be used. */
