@@ -264,8 +264,9 @@ _DEMO = ("import json, sys, time\n"
 
 def demo_first_step(device) -> List[Dict]:
     """Cold start as a new user meets it: the demo's first step with both
-    program caches empty (ours and PoCL's), with programs saved at build time
-    (the old default) for comparison, and again with the caches it left."""
+    program caches empty (ours and PoCL's); for comparison with programs saved
+    at build time and with PoCL's whole opencl-c.h in every build (the old
+    defaults); and again with the caches the first run left."""
     if device.type != "ocl" or not os.path.exists(os.path.join("examples", "train_gpt.py")):
         return []
     rows = []
@@ -274,6 +275,8 @@ def demo_first_step(device) -> List[Dict]:
         runs = (("cold program caches", "cold", {}),
                 ("cold program caches, saved at build time (TORCH_OCL_CACHE_SAVE=now)", "cold-now",
                  {"TORCH_OCL_CACHE_SAVE": "now"}),
+                ("cold program caches, built behind the whole opencl-c.h (TORCH_OCL_LEAN_HEADER=0)", "cold-full",
+                 {"TORCH_OCL_LEAN_HEADER": "0"}),
                 ("warm program caches", "cold", {}))
         for label, sub, extra in runs:
             env = dict(base, TORCH_OCL_CACHE_DIR=os.path.join(d, sub, "tocl"),
