@@ -159,19 +159,21 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, c10::SymInt, c10::SymInt, Tensor, Ten
   Tensor lse = at::empty({B, Hq, L}, q.options().dtype(lse_dtype(q)));
   Tensor mask = additive_mask(attn_bias.has_value() ? *attn_bias : Tensor(), q, S);
   tocl_attn_desc d = make_desc(q, scale, is_causal);
-  // Operands that do not fold make the runtime loop over the batch items,
-  // and at short sequences each step's launches cost more than its work
-  // (a BERT-style layer's [8, 4, 128, 64] views of one qkv projection: 16
-  // products and 8 row kernels instead of 2 and 1). Dense copies cost
-  // O(L d) against the products' O(L S d).
+  // On the route by matrix products, operands that do not fold make the
+  // runtime loop over the batch items, and at short sequences each step's
+  // launches cost more than its work (a BERT-style layer's [8, 4, 128, 64]
+  // views of one qkv projection: 16 products and 8 row kernels instead of 2
+  // and 1). Dense copies cost O(L d) against the products' O(L S d). The
+  // other routes read any strides in one launch.
+  int dev = device_index(q.device());
   const char* env = std::getenv("TORCH_OCL_ATTENTION_DENSE");  // =0: the runtime loops (tests, comparisons)
   bool allowed = !(env && (!std::strcmp(env, "0") || !std::strcmp(env, "off")));
-  bool dense = allowed && B > 1 && !(folds(q) && folds(k) && folds(v) && folds(out));
+  bool dense = allowed && B > 1 && !tocl_attn_forward_in_place(dev, to_tocl_dtype(q.scalar_type())) &&
+               !(folds(q) && folds(k) && folds(v) && folds(out));
   Tensor qd = dense && !folds(q) ? q.contiguous() : q, kd = dense && !folds(k) ? k.contiguous() : k;
   Tensor vd = dense && !folds(v) ? v.contiguous() : v;
   Tensor od = dense && !folds(out) ? at::empty({B, Hq, L, Dv}, q.options()) : out;
   TT tq(qd), tk(kd), tv(vd), tm(mask), to(od), tl(lse);
-  int dev = device_index(q.device());
   TOCL_CHECK(tocl_attn_forward(dev, current_stream(dev), &d, tq.p(), tk.p(), tv.p(), tm.p(), to.p(), tl.p()));
   if (!od.is_same(out))
     out.copy_(od);

@@ -30,6 +30,12 @@ typedef struct tocl_attn_desc {
  * (float64 needs cl_khr_fp64) and head dims 1..TOCL_ATT_DMAX (256). */
 int tocl_attn_supported(int dev, tocl_dtype dtype, int64_t head_dim, int64_t v_head_dim);
 
+/* 1 if tocl_attn_forward on dev reads q, k, v and out of this dtype with
+ * any strides in one launch; 0 where it runs the route by matrix products,
+ * which loops over batch items whose batch stride is not heads x head
+ * stride (a caller may copy such operands dense first). */
+int tocl_attn_forward_in_place(int dev, tocl_dtype dtype);
+
 /* out := softmax(q k^T * scale + mask) v; lse := log of each row's softmax
  * denominator (after the max shift is undone), -inf for a fully masked row
  * (whose output is 0). */

@@ -106,6 +106,25 @@ static int att_use_gemm(int dev) {
     return tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
 }
 
+/* The forward in one kernel (kernels/attention_cpu.cl) on a CPU device:
+ * float32, float16 and bfloat16 storage (float64 keeps the route by matrix
+ * products). It measured faster than that route at every benchmark shape
+ * (docs/design.md). TORCH_OCL_ATTENTION=fused forces it where the dtype
+ * allows; =gemm or =flash take the other routes. */
+#define ATT_CPU_QT 32 /* query rows per work-item: QT of the kernel */
+static int att_use_fused_cpu(int dev, tocl_dtype dt) {
+    if (dt != TOCL_F32 && dt != TOCL_F16 && dt != TOCL_BF16)
+        return 0;
+    const char *v = tocl_env("TORCH_OCL_ATTENTION");
+    if (v)
+        return !strcmp(v, "fused");
+    return tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
+}
+
+int tocl_attn_forward_in_place(int dev, tocl_dtype dtype) {
+    return tocl_device_check(dev) == TOCL_OK && (att_use_fused_cpu(dev, dtype) || !att_use_gemm(dev));
+}
+
 /* The kernel `name` for c's dtypes; *tile receives its group size. */
 static tocl_status att_kernel(int dev, const att_ctx *c, const char *name, tocl_ops_kernel **k, size_t *tile) {
     int64_t dmax = c->p.D > c->p.Dv ? c->p.D : c->p.Dv;
@@ -155,6 +174,20 @@ tocl_status tocl_attn_forward(int dev, int stream, const tocl_attn_desc *d, cons
         return TOCL_OK;
     if (p->S == 0)
         return tocl_fail(TOCL_E_INVALID, "attention: key sequence is empty");
+    if (att_use_fused_cpu(dev, c.dt)) {
+        tocl_ops_kernel *kern;
+        char opts[1024];
+        TOCL_TRY(tocl_nn_options(dev, "X", &c.dt, 0, opts, sizeof opts));
+        TOCL_TRY(tocl_ops_kernel_get(dev, "attention_cpu", "att_cpu_fwd", opts, &kern));
+        size_t global[3] = {(size_t)((p->L + ATT_CPU_QT - 1) / ATT_CPU_QT), (size_t)p->Hq, (size_t)p->B};
+        size_t local[3] = {1, 1, 1};
+        tocl_ops_arg a[] = {{sizeof(cl_mem), &c.q}, {sizeof(cl_mem), &c.k},
+                            {sizeof(cl_mem), &c.v}, {sizeof(cl_mem), &c.m},
+                            {sizeof bo, &bo},       {sizeof bl, &bl},
+                            {sizeof *p, p},         {(size_t)p->D * ATT_CPU_QT * sizeof(float), NULL},
+                            {(size_t)p->Dv * ATT_CPU_QT * sizeof(float), NULL}};
+        return tocl_ops_launch(dev, stream, kern, 3, global, local, a, 9);
+    }
     if (att_use_gemm(dev)) {
         const tocl_tensor *t[4] = {q, k, v, out};
         return tocl_att_gemm_forward(dev, stream, &c, t, bl);

@@ -138,6 +138,11 @@ int main(void) {
     run_case(TOCL_F32, 7, 45, 16, 0, 1);
     run_case(TOCL_F32, 70, 33, 8, 1, 0);
     run_case(TOCL_F32, 33, 70, 64, 1, 1);
+    /* float32 without a mask takes the one-kernel route on a CPU: tiles of
+     * 32 rows and steps of 8 keys with ragged ends, L above and below S */
+    run_case(TOCL_F32, 45, 7, 16, 0, 0);
+    run_case(TOCL_F32, 33, 70, 24, 1, 0);
+    run_case(TOCL_F32, 64, 64, 40, 1, 0);
     if (tocl_attn_supported(0, TOCL_F64, 8, 8))
         run_case(TOCL_F64, 40, 40, 8, 1, 1);
     test_errors();

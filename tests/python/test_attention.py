@@ -1,13 +1,15 @@
 """scaled_dot_product_attention on ocl, forward and backward, against PyTorch
-on the CPU (float64 reference), by both routes: the flash-style kernels and
-the blocked matrix products (runtime/ops/attention_gemm.c, the default on
-CPU devices); TORCH_OCL_ATTENTION picks one."""
+on the CPU (float64 reference), by every route: the flash-style kernels, the
+blocked matrix products (runtime/ops/attention_gemm.c, the backward and the
+float64 forward on CPU devices) and the one-kernel forward for CPU devices
+(kernels/attention_cpu.cl, their default forward); TORCH_OCL_ATTENTION picks one."""
 
 import math
 
 import pytest
 import torch
 import torch.nn.functional as F
+import torch_ocl
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from conftest import dtype_id, ocl_kernels_run
@@ -25,7 +27,7 @@ GEMM_FORMS = {"gemm": {}, "gemm-scatter": {"TORCH_OCL_ATTENTION_ROWS_T": "0"},
               "gemm-perblock": {"TORCH_OCL_ATTENTION_PREPACK": "0"}}
 
 
-@pytest.fixture(params=["gemm", "gemm-scatter", "gemm-perblock", "flash"])
+@pytest.fixture(params=["fused", "gemm", "gemm-scatter", "gemm-perblock", "flash"])
 def route(request, monkeypatch):
     monkeypatch.setenv("TORCH_OCL_ATTENTION", request.param.split("-")[0])
     for k, v in GEMM_FORMS.get(request.param, {}).items():
@@ -151,7 +153,8 @@ def test_unfolded_batch_is_copied_dense(no_fallback, monkeypatch):
     # q, k, v as [B, H, L, D] views of one [B, L, 3, H, D] projection (as a fused qkv
     # layer makes them) do not fold into one GEMM batch: the forward copies them dense,
     # so its products run once for the whole batch instead of once per batch item, and
-    # the output still has q's dimension order
+    # the output still has q's dimension order. (The other routes read the views in place.)
+    monkeypatch.setenv("TORCH_OCL_ATTENTION", "gemm")
     B, L, H, D = 4, 24, 3, 16
     qkv = rand((B, L, 3, H, D), torch.float64, 31).permute(2, 0, 3, 1, 4)
     ref = F.scaled_dot_product_attention(*qkv, is_causal=True)
@@ -181,6 +184,25 @@ def test_fully_masked_row(no_fallback, route):
     assert (out[:, :, 2].cpu() == 0).all()
     gq, gk, gv = torch.autograd.grad(out.sum(), (qo, ko, vo))
     assert (gq[:, :, 2].cpu() == 0).all() and torch.isfinite(gk.cpu()).all() and torch.isfinite(gv.cpu()).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=dtype_id)
+def test_cpu_forward_is_one_kernel(no_fallback, monkeypatch, dtype):
+    # on a CPU device the forward is one launch of att_cpu_fwd for the whole call
+    # (the route by matrix products would pack, multiply and run a row kernel per block),
+    # reading views of one qkv projection in place, with a mask
+    if torch_ocl._C._device_props(0)["type"] != "cpu":
+        pytest.skip("the one-kernel forward is for CPU devices")
+    monkeypatch.delenv("TORCH_OCL_ATTENTION", raising=False)
+    B, L, H, D = 2, 40, 3, 16
+    qkv = rand((B, L, 3, H, D), torch.float64, 7).permute(2, 0, 3, 1, 4)
+    mask = rand((L, L), torch.float64, 8)
+    ref = F.scaled_dot_product_attention(*qkv, attn_mask=mask)
+    dev, dmask = qkv.to(dtype).to("ocl"), mask.to(dtype).to("ocl")
+    out = []
+    names = ocl_kernels_run(lambda: out.append(F.scaled_dot_product_attention(*dev, attn_mask=dmask)))
+    assert [n for n in names if n.startswith(("att_", "tocl_gemm"))] == ["att_cpu_fwd"], names
+    close(out[0], ref, dtype, "output")
 
 
 def test_backend_choice(no_fallback):
