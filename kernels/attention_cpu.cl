@@ -1,8 +1,9 @@
-/* attention_cpu.cl - scaled dot-product attention forward on a CPU device
- * in one kernel (runtime/ops/attention.c routes float32, float16 and
- * bfloat16 calls here; float64 takes the route by matrix products,
- * attention_gemm.c). Storage role X (nn_params.h) is the dtype of q, k, v,
- * the output and the additive mask; arithmetic is float32.
+/* attention_cpu.cl - scaled dot-product attention on a CPU device: the
+ * forward in one kernel, the backward in two (runtime/ops/attention.c routes
+ * float32, float16 and bfloat16 calls here; float64 takes the route by
+ * matrix products, attention_gemm.c). Storage role X (nn_params.h) is the
+ * dtype of q, k, v, the output, the gradients and the additive mask;
+ * arithmetic is float32, as are lse and delta.
  *
  * One work-item (one per work-group, as the CPU GEMM) owns QT query rows of
  * one (batch, head) and walks the keys KR at a time, online-softmax style:
@@ -19,7 +20,13 @@
  * is cached memory private to the work-item. Nothing is packed and no score
  * block goes to memory, which the route by matrix products pays for (at
  * L = 128 its packs and row kernel cost as much as its two products).
- * Causal tiles stop at their last visible key. */
+ * Causal tiles stop at their last visible key.
+ *
+ * The backward recomputes probabilities from lse, FlashAttention-2 style,
+ * in the same register blocks: att_cpu_bwd_q owns query rows (lanes) and
+ * makes dQ and delta = rowsum(dO o O); att_cpu_bwd_kv owns 32 keys (lanes),
+ * walks the queries of every query head that shares its kv head, and makes
+ * dK and dV. Each output has one writer: no atomics, deterministic. */
 #include "nn_params.h"
 #include "attention_params.h"
 
@@ -30,6 +37,102 @@
 typedef float16 vf;
 typedef int16 vi;
 
+#define ATT_LANES ((vi)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+
+/* acc[r][c] = sum over d < n of rows[r][d * rs] * tile[d][c]: KR rows of
+ * global memory broadcast against the lanes of a [n][QT] local tile. */
+#define ATT_BLOCK_DOT(acc, rows, rs, tile, n)                                  \
+    do {                                                                       \
+        _Pragma("unroll") for (int r_ = 0; r_ < KR; r_++)                      \
+            _Pragma("unroll") for (int c_ = 0; c_ < NV; c_++)                  \
+                acc[r_][c_] = (vf)0.0f;                                        \
+        for (long d_ = 0; d_ < (n); d_++) {                                    \
+            vf t_[NV];                                                         \
+            _Pragma("unroll") for (int c_ = 0; c_ < NV; c_++)                  \
+                t_[c_] = vload16(0, (tile) + d_ * QT + c_ * VW);               \
+            const long o_ = d_ * (rs);                                         \
+            _Pragma("unroll") for (int r_ = 0; r_ < KR; r_++) {                \
+                vf a_ = (vf)LDX(rows[r_], o_);                                 \
+                _Pragma("unroll") for (int c_ = 0; c_ < NV; c_++)              \
+                    acc[r_][c_] = fma(a_, t_[c_], acc[r_][c_]);                \
+            }                                                                  \
+        }                                                                      \
+    } while (0)
+
+/* tile[e][c] = tile[e][c] (x keep[c] when scaled) + sum over r of
+ * rows[r][e * rs] * w[r][c], for e < n: a rank-KR update of a local tile. */
+#define ATT_TILE_UPDATE(tile, n, rows, rs, w, scaled, keep)                    \
+    do {                                                                       \
+        for (long e_ = 0; e_ < (n); e_++) {                                    \
+            vf acc_[NV];                                                       \
+            _Pragma("unroll") for (int c_ = 0; c_ < NV; c_++) {                \
+                acc_[c_] = vload16(0, (tile) + e_ * QT + c_ * VW);             \
+                if (scaled)                                                    \
+                    acc_[c_] *= keep[c_];                                      \
+            }                                                                  \
+            const long o_ = e_ * (rs);                                         \
+            _Pragma("unroll") for (int r_ = 0; r_ < KR; r_++) {                \
+                vf a_ = (vf)LDX(rows[r_], o_);                                 \
+                _Pragma("unroll") for (int c_ = 0; c_ < NV; c_++)              \
+                    acc_[c_] = fma(a_, w[r_][c_], acc_[c_]);                   \
+            }                                                                  \
+            _Pragma("unroll") for (int c_ = 0; c_ < NV; c_++)                  \
+                vstore16(acc_[c_], 0, (tile) + e_ * QT + c_ * VW);             \
+        }                                                                      \
+    } while (0)
+
+/* tile[d][c] = f * x[min(c0 + c, n - 1) * xs + d * ds] for d < nd: QT rows
+ * of a strided operand, transposed into the lanes (rows past n repeat the
+ * last one; their results are never stored). */
+inline void att_load_t(__local float *tile, __global const X_T *x, long c0, long n, long xs, long ds, long nd,
+                       float f)
+{
+    for (int c = 0; c < QT; c++) {
+        __global const X_T *row = x + min(c0 + c, n - 1) * xs;
+        for (long d = 0; d < nd; d++)
+            tile[d * QT + c] = LDX(row, d * ds) * f;
+    }
+}
+
+inline void att_zero(__local float *tile, long n)
+{
+    for (long j = 0; j < n * QT; j++)
+        tile[j] = 0.0f;
+}
+
+/* exp(s - base) with base -inf (a row that sees no key) read as 0, so
+ * hidden scores (-inf) give 0 rather than NaN. */
+inline vf att_exp_from(vf s, vf base)
+{
+    return exp(s - select(base, (vf)0.0f, base == (vf)(-INFINITY)));
+}
+
+/* Queries in the lanes (rows i0 + lane), keys k0 + r in the rows: add the
+ * mask (a column of it per key, gathered), then hide keys at or past kend
+ * and, with causality, keys after a lane's query. Uses p, mk, i0, S. */
+#define ATT_QROWS_MASK_AND_HIDE(s, k0, kend)                                                        \
+    do {                                                                                            \
+        if (p.has_mask) {                                                                           \
+            _Pragma("unroll") for (int r = 0; r < KR; r++) {                                        \
+                __global const X_T *mc = mk + min((k0) + r, S - 1) * p.ms[3];                       \
+                float col[QT];                                                                      \
+                for (int c = 0; c < QT; c++)                                                        \
+                    col[c] = LDX(mc, min(i0 + c, p.L - 1) * p.ms[2]);                               \
+                _Pragma("unroll") for (int c = 0; c < NV; c++)                                      \
+                    s[r][c] += vload16(0, col + c * VW);                                            \
+            }                                                                                       \
+        }                                                                                           \
+        if ((k0) + KR > (kend) || (p.causal && (k0) + KR - 1 > i0)) {                                \
+            _Pragma("unroll") for (int r = 0; r < KR; r++)                                          \
+                _Pragma("unroll") for (int c = 0; c < NV; c++) {                                    \
+                    vi hide = (k0) + r >= (kend) ? (vi)(-1)                                         \
+                              : p.causal ? ((vi)(int)((k0) + r) > ATT_LANES + (vi)(int)(i0 + c * VW)) \
+                                         : (vi)0;                                                   \
+                    s[r][c] = select(s[r][c], (vf)(-INFINITY), hide);                               \
+                }                                                                                   \
+        }                                                                                           \
+    } while (0)
+
 __kernel void att_cpu_fwd(__global const X_T *Q, __global const X_T *K, __global const X_T *V,
                           __global const X_T *M, __global X_T *O, __global float *lse, tocl_att_params p,
                           __local float *qt, __local float *ot)
@@ -38,94 +141,40 @@ __kernel void att_cpu_fwd(__global const X_T *Q, __global const X_T *K, __global
     if (i0 >= p.L)
         return;
     const long hk = h / (p.Hq / p.Hk), D = p.D, Dv = p.Dv, S = p.S;
-    __global const X_T *q = Q + p.q_off + b * p.qs[0] + h * p.qs[1];
     __global const X_T *k = K + p.k_off + b * p.ks[0] + hk * p.ks[1];
     __global const X_T *v = V + p.v_off + b * p.vs[0] + hk * p.vs[1];
     __global const X_T *mk = M + p.m_off + b * p.ms[0] + h * p.ms[1];
-    /* qt[d][lane] = scale * q[i0 + lane][d]; rows past L repeat row L - 1 (never stored) */
-    for (int c = 0; c < QT; c++) {
-        __global const X_T *qr = q + min(i0 + c, p.L - 1) * p.qs[2];
-        for (long d = 0; d < D; d++)
-            qt[d * QT + c] = LDX(qr, d * p.qs[3]) * p.scalef;
-    }
-    for (long j = 0; j < Dv * QT; j++)
-        ot[j] = 0.0f;
-    const vi lane = (vi)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    att_load_t(qt, Q + p.q_off + b * p.qs[0] + h * p.qs[1], i0, p.L, p.qs[2], p.qs[3], D, p.scalef);
+    att_zero(ot, Dv);
     vf m[NV], l[NV];
     _Pragma("unroll") for (int c = 0; c < NV; c++)
         m[c] = (vf)(-INFINITY), l[c] = (vf)0.0f;
     const long kend = p.causal ? min(S, i0 + QT) : S; /* keys past it are hidden from every row */
     for (long k0 = 0; k0 < kend; k0 += KR) {
-        __global const X_T *kr[KR];
-        _Pragma("unroll") for (int r = 0; r < KR; r++)
+        __global const X_T *kr[KR], *vr[KR];
+        _Pragma("unroll") for (int r = 0; r < KR; r++) {
             kr[r] = k + min(k0 + r, S - 1) * p.ks[2];
+            vr[r] = v + min(k0 + r, S - 1) * p.vs[2];
+        }
         vf s[KR][NV];
-        _Pragma("unroll") for (int r = 0; r < KR; r++)
-            _Pragma("unroll") for (int c = 0; c < NV; c++)
-                s[r][c] = (vf)0.0f;
-        for (long d = 0; d < D; d++) {
-            vf qv[NV];
-            _Pragma("unroll") for (int c = 0; c < NV; c++)
-                qv[c] = vload16(0, qt + d * QT + c * VW);
-            const long kd = d * p.ks[3];
-            _Pragma("unroll") for (int r = 0; r < KR; r++) {
-                vf a = (vf)LDX(kr[r], kd);
-                _Pragma("unroll") for (int c = 0; c < NV; c++)
-                    s[r][c] = fma(a, qv[c], s[r][c]);
-            }
-        }
-        if (p.has_mask) { /* the additive mask: a column of it per key, gathered */
-            _Pragma("unroll") for (int r = 0; r < KR; r++) {
-                __global const X_T *mc = mk + min(k0 + r, S - 1) * p.ms[3];
-                float col[QT];
-                for (int c = 0; c < QT; c++)
-                    col[c] = LDX(mc, min(i0 + c, p.L - 1) * p.ms[2]);
-                _Pragma("unroll") for (int c = 0; c < NV; c++)
-                    s[r][c] += vload16(0, col + c * VW);
-            }
-        }
-        /* Keys past S, and with causality keys after a lane's query, are hidden. */
-        if (k0 + KR > kend || (p.causal && k0 + KR - 1 > i0)) {
-            _Pragma("unroll") for (int r = 0; r < KR; r++)
-                _Pragma("unroll") for (int c = 0; c < NV; c++) {
-                    vi hide = k0 + r >= kend ? (vi)(-1)
-                              : p.causal ? ((vi)(int)(k0 + r) > lane + (vi)(int)(i0 + c * VW))
-                                         : (vi)0;
-                    s[r][c] = select(s[r][c], (vf)(-INFINITY), hide);
-                }
-        }
+        ATT_BLOCK_DOT(s, kr, p.ks[3], qt, D);
+        ATT_QROWS_MASK_AND_HIDE(s, k0, kend);
         vf alpha[NV];
         _Pragma("unroll") for (int c = 0; c < NV; c++) {
             vf mx = s[0][c];
             _Pragma("unroll") for (int r = 1; r < KR; r++)
                 mx = fmax(mx, s[r][c]);
             vf mn = fmax(m[c], mx);
-            vf base = select(mn, (vf)0.0f, mn == (vf)(-INFINITY)); /* no key seen yet: exp(-inf) = 0 */
-            alpha[c] = exp(m[c] - base);
+            alpha[c] = att_exp_from(m[c], mn);
             vf sum = (vf)0.0f;
             _Pragma("unroll") for (int r = 0; r < KR; r++) {
-                s[r][c] = exp(s[r][c] - base);
+                s[r][c] = att_exp_from(s[r][c], mn);
                 sum += s[r][c];
             }
             l[c] = l[c] * alpha[c] + sum;
             m[c] = mn;
         }
-        __global const X_T *vr[KR];
-        _Pragma("unroll") for (int r = 0; r < KR; r++)
-            vr[r] = v + min(k0 + r, S - 1) * p.vs[2];
-        for (long e = 0; e < Dv; e++) {
-            vf acc[NV];
-            _Pragma("unroll") for (int c = 0; c < NV; c++)
-                acc[c] = vload16(0, ot + e * QT + c * VW) * alpha[c];
-            const long ve = e * p.vs[3];
-            _Pragma("unroll") for (int r = 0; r < KR; r++) {
-                vf a = (vf)LDX(vr[r], ve);
-                _Pragma("unroll") for (int c = 0; c < NV; c++)
-                    acc[c] = fma(a, s[r][c], acc[c]);
-            }
-            _Pragma("unroll") for (int c = 0; c < NV; c++)
-                vstore16(acc[c], 0, ot + e * QT + c * VW);
-        }
+        ATT_TILE_UPDATE(ot, Dv, vr, p.vs[3], s, 1, alpha);
     }
     float ls[QT], ms[QT];
     _Pragma("unroll") for (int c = 0; c < NV; c++) {
@@ -140,5 +189,148 @@ __kernel void att_cpu_fwd(__global const X_T *Q, __global const X_T *K, __global
         for (long e = 0; e < Dv; e++)
             STX(orow, e * p.os[3], ot[e * QT + c] * inv);
         lrow[i0 + c] = ls[c] > 0.0f ? ms[c] + log(ls[c]) : -INFINITY;
+    }
+}
+
+__kernel void att_cpu_bwd_q(__global const X_T *Q, __global const X_T *K, __global const X_T *V,
+                            __global const X_T *M, __global const X_T *O, __global const X_T *G,
+                            __global X_T *DQ, __global const float *lse, __global float *delta, tocl_att_params p,
+                            __local float *qt, __local float *gt, __local float *dqt, __local float *pt)
+{
+    const long i0 = get_global_id(0) * QT, h = get_global_id(1), b = get_global_id(2);
+    if (i0 >= p.L)
+        return;
+    const long hk = h / (p.Hq / p.Hk), D = p.D, Dv = p.Dv, S = p.S;
+    __global const X_T *k = K + p.k_off + b * p.ks[0] + hk * p.ks[1];
+    __global const X_T *v = V + p.v_off + b * p.vs[0] + hk * p.vs[1];
+    __global const X_T *mk = M + p.m_off + b * p.ms[0] + h * p.ms[1];
+    __global const X_T *o = O + p.o_off + b * p.os[0] + h * p.os[1];
+    __global const X_T *g = G + p.g_off + b * p.gs[0] + h * p.gs[1];
+    att_load_t(qt, Q + p.q_off + b * p.qs[0] + h * p.qs[1], i0, p.L, p.qs[2], p.qs[3], D, p.scalef);
+    att_load_t(gt, g, i0, p.L, p.gs[2], p.gs[3], Dv, 1.0f);
+    att_zero(dqt, D);
+    /* delta = rowsum(dO o O), which att_cpu_bwd_kv reads after this kernel */
+    float dl[QT], lr[QT];
+    const long row0 = (b * p.Hq + h) * p.L;
+    for (int c = 0; c < QT; c++) {
+        const long i = min(i0 + c, p.L - 1);
+        __global const X_T *orow = o + i * p.os[2];
+        float acc = 0.0f;
+        for (long e = 0; e < Dv; e++)
+            acc += gt[e * QT + c] * LDX(orow, e * p.os[3]);
+        dl[c] = acc;
+        lr[c] = lse[p.lse_off + row0 + i];
+        if (i0 + c < p.L)
+            delta[p.delta_off + row0 + i] = acc;
+    }
+    vf dlt[NV], lsv[NV];
+    _Pragma("unroll") for (int c = 0; c < NV; c++) {
+        dlt[c] = vload16(0, dl + c * VW);
+        lsv[c] = vload16(0, lr + c * VW);
+    }
+    const long kend = p.causal ? min(S, i0 + QT) : S;
+    for (long k0 = 0; k0 < kend; k0 += KR) {
+        __global const X_T *kr[KR], *vr[KR];
+        _Pragma("unroll") for (int r = 0; r < KR; r++) {
+            kr[r] = k + min(k0 + r, S - 1) * p.ks[2];
+            vr[r] = v + min(k0 + r, S - 1) * p.vs[2];
+        }
+        vf s[KR][NV];
+        ATT_BLOCK_DOT(s, kr, p.ks[3], qt, D);
+        ATT_QROWS_MASK_AND_HIDE(s, k0, kend);
+        _Pragma("unroll") for (int r = 0; r < KR; r++)
+            _Pragma("unroll") for (int c = 0; c < NV; c++)
+                vstore16(att_exp_from(s[r][c], lsv[c]), 0, pt + r * QT + c * VW);
+        ATT_BLOCK_DOT(s, vr, p.vs[3], gt, Dv); /* dP = dO V^T, into the same registers */
+        _Pragma("unroll") for (int r = 0; r < KR; r++)
+            _Pragma("unroll") for (int c = 0; c < NV; c++)
+                s[r][c] = vload16(0, pt + r * QT + c * VW) * (s[r][c] - dlt[c]); /* dS */
+        ATT_TILE_UPDATE(dqt, D, kr, p.ks[3], s, 0, dlt);
+    }
+    for (int c = 0; c < QT && i0 + c < p.L; c++) {
+        __global X_T *row = DQ + p.dq_off + b * p.dqs[0] + h * p.dqs[1] + (i0 + c) * p.dqs[2];
+        for (long d = 0; d < D; d++)
+            STX(row, d * p.dqs[3], dqt[d * QT + c] * p.scalef);
+    }
+}
+
+__kernel void att_cpu_bwd_kv(__global const X_T *Q, __global const X_T *K, __global const X_T *V,
+                             __global const X_T *M, __global const X_T *G, __global X_T *DK, __global X_T *DV,
+                             __global const float *lse, __global const float *delta, tocl_att_params p,
+                             __local float *kt, __local float *vt, __local float *dkt, __local float *dvt,
+                             __local float *pt)
+{
+    const long j0 = get_global_id(0) * QT, hk = get_global_id(1), b = get_global_id(2);
+    if (j0 >= p.S)
+        return;
+    const long D = p.D, Dv = p.Dv, S = p.S, L = p.L, rep = p.Hq / p.Hk;
+    att_load_t(kt, K + p.k_off + b * p.ks[0] + hk * p.ks[1], j0, S, p.ks[2], p.ks[3], D, 1.0f);
+    att_load_t(vt, V + p.v_off + b * p.vs[0] + hk * p.vs[1], j0, S, p.vs[2], p.vs[3], Dv, 1.0f);
+    att_zero(dkt, D);
+    att_zero(dvt, Dv);
+    /* queries before j0 see none of these keys under causality */
+    const long qstart = p.causal ? (j0 / KR) * KR : 0;
+    for (long hh = 0; hh < rep; hh++) {
+        const long h = hk * rep + hh, row0 = (b * p.Hq + h) * L;
+        __global const X_T *q = Q + p.q_off + b * p.qs[0] + h * p.qs[1];
+        __global const X_T *g = G + p.g_off + b * p.gs[0] + h * p.gs[1];
+        __global const X_T *mk = M + p.m_off + b * p.ms[0] + h * p.ms[1];
+        for (long q0 = qstart; q0 < L; q0 += KR) {
+            __global const X_T *qr[KR], *gr[KR];
+            vf lsr[KR], dlr[KR];
+            _Pragma("unroll") for (int r = 0; r < KR; r++) {
+                const long i = min(q0 + r, L - 1);
+                qr[r] = q + i * p.qs[2];
+                gr[r] = g + i * p.gs[2];
+                lsr[r] = (vf)lse[p.lse_off + row0 + i];
+                dlr[r] = (vf)delta[p.delta_off + row0 + i];
+            }
+            vf s[KR][NV];
+            ATT_BLOCK_DOT(s, qr, p.qs[3], kt, D);
+            _Pragma("unroll") for (int r = 0; r < KR; r++)
+                _Pragma("unroll") for (int c = 0; c < NV; c++)
+                    s[r][c] *= p.scalef;
+            if (p.has_mask) { /* a row of the mask per query, keys in the lanes */
+                _Pragma("unroll") for (int r = 0; r < KR; r++) {
+                    __global const X_T *mr = mk + min(q0 + r, L - 1) * p.ms[2];
+                    float row[QT];
+                    for (int c = 0; c < QT; c++)
+                        row[c] = LDX(mr, min(j0 + c, S - 1) * p.ms[3]);
+                    _Pragma("unroll") for (int c = 0; c < NV; c++)
+                        s[r][c] += vload16(0, row + c * VW);
+                }
+            }
+            /* hidden: keys past S, queries past L, and with causality a key after the query */
+            if (j0 + QT > S || q0 + KR > L || (p.causal && j0 + QT - 1 > q0)) {
+                _Pragma("unroll") for (int r = 0; r < KR; r++)
+                    _Pragma("unroll") for (int c = 0; c < NV; c++) {
+                        vi key = ATT_LANES + (vi)(int)(j0 + c * VW);
+                        vi hide = q0 + r >= L ? (vi)(-1) : key >= (vi)(int)S;
+                        if (p.causal)
+                            hide |= key > (vi)(int)(q0 + r);
+                        s[r][c] = select(s[r][c], (vf)(-INFINITY), hide);
+                    }
+            }
+            _Pragma("unroll") for (int r = 0; r < KR; r++)
+                _Pragma("unroll") for (int c = 0; c < NV; c++)
+                    s[r][c] = att_exp_from(s[r][c], lsr[r]); /* P */
+            ATT_TILE_UPDATE(dvt, Dv, gr, p.gs[3], s, 0, lsr); /* dV += P^T dO */
+            _Pragma("unroll") for (int r = 0; r < KR; r++)
+                _Pragma("unroll") for (int c = 0; c < NV; c++)
+                    vstore16(s[r][c], 0, pt + r * QT + c * VW);
+            ATT_BLOCK_DOT(s, gr, p.gs[3], vt, Dv); /* dP = dO V^T */
+            _Pragma("unroll") for (int r = 0; r < KR; r++)
+                _Pragma("unroll") for (int c = 0; c < NV; c++)
+                    s[r][c] = vload16(0, pt + r * QT + c * VW) * (s[r][c] - dlr[r]); /* dS */
+            ATT_TILE_UPDATE(dkt, D, qr, p.qs[3], s, 0, lsr); /* dK += dS^T Q (scaled below) */
+        }
+    }
+    for (int c = 0; c < QT && j0 + c < S; c++) {
+        __global X_T *krow = DK + p.dk_off + b * p.dks[0] + hk * p.dks[1] + (j0 + c) * p.dks[2];
+        __global X_T *vrow = DV + p.dv_off + b * p.dvs[0] + hk * p.dvs[1] + (j0 + c) * p.dvs[2];
+        for (long d = 0; d < D; d++)
+            STX(krow, d * p.dks[3], dkt[d * QT + c] * p.scalef);
+        for (long e = 0; e < Dv; e++)
+            STX(vrow, e * p.dvs[3], dvt[e * QT + c]);
     }
 }

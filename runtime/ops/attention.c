@@ -106,12 +106,13 @@ static int att_use_gemm(int dev) {
     return tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
 }
 
-/* The forward in one kernel (kernels/attention_cpu.cl) on a CPU device:
- * float32, float16 and bfloat16 storage (float64 keeps the route by matrix
- * products). It measured faster than that route at every benchmark shape
- * (docs/design.md). TORCH_OCL_ATTENTION=fused forces it where the dtype
+/* The forward in one kernel and the backward in two (kernels/attention_cpu.cl)
+ * on a CPU device: float32, float16 and bfloat16 storage (float64 keeps the
+ * route by matrix products). They measured faster than that route at every
+ * benchmark shape (docs/design.md). TORCH_OCL_ATTENTION=fused forces it where the dtype
  * allows; =gemm or =flash take the other routes. */
-#define ATT_CPU_QT 32 /* query rows per work-item: QT of the kernel */
+#define ATT_CPU_QT 32 /* query rows (keys in the backward's kv kernel) per work-item: QT of the kernels */
+#define ATT_CPU_KR 8  /* keys (queries) per step: KR of the kernels */
 static int att_use_fused_cpu(int dev, tocl_dtype dt) {
     if (dt != TOCL_F32 && dt != TOCL_F16 && dt != TOCL_BF16)
         return 0;
@@ -231,6 +232,30 @@ tocl_status tocl_attn_backward(int dev, int stream, const tocl_attn_desc *d, con
         return tocl_fail(TOCL_E_INVALID, "attention: logsumexp and delta must be contiguous");
     if (p->B * p->Hq * p->L == 0 || p->S == 0)
         return tocl_fail(TOCL_E_INVALID, "attention backward: empty sequences are for the caller to handle");
+    if (att_use_fused_cpu(dev, c.dt)) {
+        char opts[1024];
+        tocl_ops_kernel *kq, *kkv;
+        TOCL_TRY(tocl_nn_options(dev, "X", &c.dt, 0, opts, sizeof opts));
+        TOCL_TRY(tocl_ops_kernel_get(dev, "attention_cpu", "att_cpu_bwd_q", opts, &kq));
+        TOCL_TRY(tocl_ops_kernel_get(dev, "attention_cpu", "att_cpu_bwd_kv", opts, &kkv));
+        size_t qt = (size_t)p->D * ATT_CPU_QT * sizeof(float), vt = (size_t)p->Dv * ATT_CPU_QT * sizeof(float);
+        size_t pt = (size_t)ATT_CPU_KR * ATT_CPU_QT * sizeof(float), local[3] = {1, 1, 1};
+        size_t gq[3] = {(size_t)((p->L + ATT_CPU_QT - 1) / ATT_CPU_QT), (size_t)p->Hq, (size_t)p->B};
+        tocl_ops_arg aq[] = {{sizeof(cl_mem), &c.q}, {sizeof(cl_mem), &c.k}, {sizeof(cl_mem), &c.v},
+                             {sizeof(cl_mem), &c.m}, {sizeof bo, &bo},       {sizeof bg, &bg},
+                             {sizeof bdq, &bdq},     {sizeof bl, &bl},       {sizeof bdl, &bdl},
+                             {sizeof *p, p},         {qt, NULL},             {vt, NULL},
+                             {qt, NULL},             {pt, NULL}};
+        /* att_cpu_bwd_kv reads the delta att_cpu_bwd_q writes: same in-order stream */
+        TOCL_TRY(tocl_ops_launch(dev, stream, kq, 3, gq, local, aq, 14));
+        size_t gkv[3] = {(size_t)((p->S + ATT_CPU_QT - 1) / ATT_CPU_QT), (size_t)p->Hk, (size_t)p->B};
+        tocl_ops_arg akv[] = {{sizeof(cl_mem), &c.q}, {sizeof(cl_mem), &c.k}, {sizeof(cl_mem), &c.v},
+                              {sizeof(cl_mem), &c.m}, {sizeof bg, &bg},       {sizeof bdk, &bdk},
+                              {sizeof bdv, &bdv},     {sizeof bl, &bl},       {sizeof bdl, &bdl},
+                              {sizeof *p, p},         {qt, NULL},             {vt, NULL},
+                              {qt, NULL},             {vt, NULL},             {pt, NULL}};
+        return tocl_ops_launch(dev, stream, kkv, 3, gkv, local, akv, 15);
+    }
     if (att_use_gemm(dev)) {
         const tocl_tensor *t[8] = {q, k, v, out, grad_out, grad_q, grad_k, grad_v};
         return tocl_att_gemm_backward(dev, stream, &c, t, bl, bdl);
