@@ -133,18 +133,38 @@ inline vf att_exp_from(vf s, vf base)
         }                                                                                           \
     } while (0)
 
+/* The start of a kernel over query tiles: this work-item's rows i0 .. i0 +
+ * QT of head h of batch item b (nothing to do past L), its kv head's K and V
+ * and its mask, and the pre-scaled Q^T tile in qt. */
+#define ATT_QTILE_BEGIN()                                                                          \
+    const long i0 = get_global_id(0) * QT, h = get_global_id(1), b = get_global_id(2);             \
+    if (i0 >= p.L)                                                                                 \
+        return;                                                                                    \
+    const long hk = h / (p.Hq / p.Hk), D = p.D, Dv = p.Dv, S = p.S;                                \
+    __global const X_T *k = K + p.k_off + b * p.ks[0] + hk * p.ks[1];                              \
+    __global const X_T *v = V + p.v_off + b * p.vs[0] + hk * p.vs[1];                              \
+    __global const X_T *mk = M + p.m_off + b * p.ms[0] + h * p.ms[1];                              \
+    att_load_t(qt, Q + p.q_off + b * p.qs[0] + h * p.qs[1], i0, p.L, p.qs[2], p.qs[3], D, p.scalef)
+
+/* Scores of keys k0 .. k0 + KR (rows) against the pre-scaled Q^T tile qt
+ * (queries in the lanes), masked and hidden; kr and vr are pointed at those
+ * keys' rows of K and V (keys past S at the last one). Uses p, k, v, qt,
+ * mk, i0, S, D. */
+#define ATT_QROWS_SCORES(s, kr, vr, k0, kend)                                  \
+    do {                                                                       \
+        _Pragma("unroll") for (int r = 0; r < KR; r++) {                       \
+            kr[r] = k + min((k0) + r, S - 1) * p.ks[2];                        \
+            vr[r] = v + min((k0) + r, S - 1) * p.vs[2];                        \
+        }                                                                      \
+        ATT_BLOCK_DOT(s, kr, p.ks[3], qt, D);                                  \
+        ATT_QROWS_MASK_AND_HIDE(s, k0, kend);                                  \
+    } while (0)
+
 __kernel void att_cpu_fwd(__global const X_T *Q, __global const X_T *K, __global const X_T *V,
                           __global const X_T *M, __global X_T *O, __global float *lse, tocl_att_params p,
                           __local float *qt, __local float *ot)
 {
-    const long i0 = get_global_id(0) * QT, h = get_global_id(1), b = get_global_id(2);
-    if (i0 >= p.L)
-        return;
-    const long hk = h / (p.Hq / p.Hk), D = p.D, Dv = p.Dv, S = p.S;
-    __global const X_T *k = K + p.k_off + b * p.ks[0] + hk * p.ks[1];
-    __global const X_T *v = V + p.v_off + b * p.vs[0] + hk * p.vs[1];
-    __global const X_T *mk = M + p.m_off + b * p.ms[0] + h * p.ms[1];
-    att_load_t(qt, Q + p.q_off + b * p.qs[0] + h * p.qs[1], i0, p.L, p.qs[2], p.qs[3], D, p.scalef);
+    ATT_QTILE_BEGIN();
     att_zero(ot, Dv);
     vf m[NV], l[NV];
     _Pragma("unroll") for (int c = 0; c < NV; c++)
@@ -152,13 +172,8 @@ __kernel void att_cpu_fwd(__global const X_T *Q, __global const X_T *K, __global
     const long kend = p.causal ? min(S, i0 + QT) : S; /* keys past it are hidden from every row */
     for (long k0 = 0; k0 < kend; k0 += KR) {
         __global const X_T *kr[KR], *vr[KR];
-        _Pragma("unroll") for (int r = 0; r < KR; r++) {
-            kr[r] = k + min(k0 + r, S - 1) * p.ks[2];
-            vr[r] = v + min(k0 + r, S - 1) * p.vs[2];
-        }
         vf s[KR][NV];
-        ATT_BLOCK_DOT(s, kr, p.ks[3], qt, D);
-        ATT_QROWS_MASK_AND_HIDE(s, k0, kend);
+        ATT_QROWS_SCORES(s, kr, vr, k0, kend);
         vf alpha[NV];
         _Pragma("unroll") for (int c = 0; c < NV; c++) {
             vf mx = s[0][c];
@@ -197,16 +212,9 @@ __kernel void att_cpu_bwd_q(__global const X_T *Q, __global const X_T *K, __glob
                             __global X_T *DQ, __global const float *lse, __global float *delta, tocl_att_params p,
                             __local float *qt, __local float *gt, __local float *dqt, __local float *pt)
 {
-    const long i0 = get_global_id(0) * QT, h = get_global_id(1), b = get_global_id(2);
-    if (i0 >= p.L)
-        return;
-    const long hk = h / (p.Hq / p.Hk), D = p.D, Dv = p.Dv, S = p.S;
-    __global const X_T *k = K + p.k_off + b * p.ks[0] + hk * p.ks[1];
-    __global const X_T *v = V + p.v_off + b * p.vs[0] + hk * p.vs[1];
-    __global const X_T *mk = M + p.m_off + b * p.ms[0] + h * p.ms[1];
+    ATT_QTILE_BEGIN();
     __global const X_T *o = O + p.o_off + b * p.os[0] + h * p.os[1];
     __global const X_T *g = G + p.g_off + b * p.gs[0] + h * p.gs[1];
-    att_load_t(qt, Q + p.q_off + b * p.qs[0] + h * p.qs[1], i0, p.L, p.qs[2], p.qs[3], D, p.scalef);
     att_load_t(gt, g, i0, p.L, p.gs[2], p.gs[3], Dv, 1.0f);
     att_zero(dqt, D);
     /* delta = rowsum(dO o O), which att_cpu_bwd_kv reads after this kernel */
@@ -231,13 +239,8 @@ __kernel void att_cpu_bwd_q(__global const X_T *Q, __global const X_T *K, __glob
     const long kend = p.causal ? min(S, i0 + QT) : S;
     for (long k0 = 0; k0 < kend; k0 += KR) {
         __global const X_T *kr[KR], *vr[KR];
-        _Pragma("unroll") for (int r = 0; r < KR; r++) {
-            kr[r] = k + min(k0 + r, S - 1) * p.ks[2];
-            vr[r] = v + min(k0 + r, S - 1) * p.vs[2];
-        }
         vf s[KR][NV];
-        ATT_BLOCK_DOT(s, kr, p.ks[3], qt, D);
-        ATT_QROWS_MASK_AND_HIDE(s, k0, kend);
+        ATT_QROWS_SCORES(s, kr, vr, k0, kend);
         _Pragma("unroll") for (int r = 0; r < KR; r++)
             _Pragma("unroll") for (int c = 0; c < NV; c++)
                 vstore16(att_exp_from(s[r][c], lsv[c]), 0, pt + r * QT + c * VW);
