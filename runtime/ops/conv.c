@@ -40,6 +40,13 @@ static int conv_depthwise_enabled(void) {
     return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
 }
 
+/* A pointwise convolution's weight gradient as GEMMs over x and dy in place
+ * (pointwise_wgrad below); TORCH_OCL_CONV_WGRAD_GEMM=0 keeps conv_wg. */
+static int conv_wgrad_gemm_enabled(void) {
+    const char *v = tocl_env("TORCH_OCL_CONV_WGRAD_GEMM");
+    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+}
+
 /* ------------------------------------------------------------ geometry */
 
 static int64_t vol3(const int64_t *s) { return s[0] * s[1] * s[2]; }
@@ -433,6 +440,41 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
     return s;
 }
 
+/* A 1x1 (pointwise) convolution with stride 1, no padding and one group, in
+ * float32 on a CPU device, with more output than input channels:
+ * gw = sum over n of dy[n] (cy x L) @ x[n]^T (L x cx), one GEMM per batch
+ * item adding into gw in batch order. dy is the A operand, read in place
+ * (its rows run along L); only x is packed. conv_wg first transposes dy,
+ * here the larger operand (64 -> 256 channels at 56x56, batch 8: dyt 4.2 ms
+ * and its product 3.9 ms of device time). With cy < cx the GEMM would pack
+ * the larger one, and measured slower than conv_wg (0.75-0.78x). */
+static int pointwise_wgrad_usable(int dev, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt) {
+    if (dt != TOCL_F32 || d->groups != 1 || g->kvol != 1 || d->cy <= d->cx || d->batch < 1 || g->L < 1 ||
+        !conv_wgrad_gemm_enabled() || tocl_dev_props(dev)->kind != TOCL_DEVICE_CPU)
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (g->s[i] != 1 || g->p[i] != 0)
+            return 0;
+    return 1;
+}
+
+static tocl_status pointwise_wgrad(int dev, int stream, const tocl_conv_desc *d, const conv_geo *g,
+                                   const conv_opnd *ox, const conv_opnd *oy, const conv_opnd *ow) {
+    const int64_t L = g->L, cx = d->cx, cy = d->cy;
+    for (int64_t n = 0; n < d->batch; n++) {
+        tocl_gemm_desc m = tocl_gemm_desc_init(TOCL_F32, cy, cx, L);
+        m.a = (tocl_gemm_operand){oy->addr + (tocl_addr)(n * cy * L) * sizeof(float), 0, L, 1};
+        m.b = (tocl_gemm_operand){ox->addr + (tocl_addr)(n * cx * L) * sizeof(float), 0, 1, L};
+        m.c = (tocl_gemm_operand){ow->addr, 0, cx, 1};
+        if (n > 0) { /* later batch items add to the earlier ones */
+            m.d = m.c;
+            m.beta = 1.0;
+        }
+        TOCL_TRY(tocl_gemm(dev, stream, &m));
+    }
+    return TOCL_OK;
+}
+
 tocl_status tocl_conv_backward_weight(int dev, int stream, const tocl_conv_desc *d, const tocl_tensor *x,
                                       const tocl_tensor *y, const tocl_tensor *gw) {
     conv_geo g;
@@ -458,6 +500,8 @@ tocl_status tocl_conv_backward_weight(int dev, int stream, const tocl_conv_desc 
                             {sizeof p, &p}};
         return conv_launch(dev, stream, dt, "conv_depthwise_bwd_weight", d->cy * g.kvol, a, 4);
     }
+    if (pointwise_wgrad_usable(dev, d, &g, dt))
+        return pointwise_wgrad(dev, stream, d, &g, &ox, &oy, &ow);
     if (tocl_conv_wg_usable(dev, d, &g, dt)) /* CPU: implicit product, no column matrix */
         return tocl_conv_wg_run(dev, stream, dt, d, &g, &ox, &oy, &ow);
     size_t esz = tocl_dtype_size(dt);

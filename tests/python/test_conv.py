@@ -10,6 +10,7 @@ Kernels: kernels/conv.cl + the GEMM (runtime/ops/conv.c, adapter/aten/ocl_conv_o
 import pytest
 import torch
 import torch.nn.functional as F
+import torch_ocl
 
 from conftest import FLOAT_DTYPES, dtype_id
 
@@ -400,6 +401,40 @@ def test_weight_gradient_deterministic_and_matches_column_route(monkeypatch):
     monkeypatch.setenv("TORCH_OCL_CONV_WGRAD", "0")
     col = torch.nn.grad.conv2d_weight(x.to(DEV), (24, 16, 3, 3), gy.to(DEV), padding=1).cpu()
     torch.testing.assert_close(grads[0], col, rtol=1e-5, atol=1e-4)
+
+# 1x1 convolutions with stride 1, no padding and more output than input
+# channels (float32, CPU devices): the weight gradient is one GEMM per batch
+# item over x and dy in place, added in batch order (runtime/ops/conv.c
+# pointwise_wgrad); TORCH_OCL_CONV_WGRAD_GEMM=0 keeps conv_wg
+POINTWISE = {
+    "widen": ((7, 9), 3, 5, 12),    # as a bottleneck's expansion
+    "1d": ((23,), 4, 3, 6),
+    "3d": ((3, 4, 5), 2, 3, 4),
+    "b1": ((16, 16), 1, 8, 16),
+}
+
+
+@pytest.mark.parametrize("name", list(POINTWISE))
+@pytest.mark.parametrize("fmt", [None, "channels_last"])
+def test_pointwise_weight_gradient(name, fmt, monkeypatch):
+    from conftest import ocl_kernels_run
+
+    size, n, cin, cout = POINTWISE[name]
+    if fmt and len(size) != 2:
+        pytest.skip("channels_last is 2-d")
+    fn, x, w, b, kw = make_inputs((size, n, cin, cout, 1, {}, False), torch.float32)
+    mf = torch.channels_last if fmt else None
+    cpu = torch_ocl._C._device_props(0)["type"] == "cpu"
+    names = ocl_kernels_run(lambda: run(fn, x, w, b, kw, torch.float32, memory_format=mf))
+    assert not cpu or "conv_wg" not in names, names
+    # fewer output than input channels stay on conv_wg
+    names = ocl_kernels_run(lambda: run(*make_inputs((size, n, cout, cin, 1, {}, False), torch.float32),
+                                        torch.float32, memory_format=mf))
+    assert not cpu or "conv_wg" in names, names
+    monkeypatch.setenv("TORCH_OCL_CONV_WGRAD_GEMM", "0")  # conv_wg, against the same float64 reference
+    names = ocl_kernels_run(lambda: run(fn, x, w, b, kw, torch.float32, memory_format=mf))
+    assert not cpu or "conv_wg" in names, names
+
 
 # Depthwise 2-d, stride 1 (conv_dw2d*: kernel size compiled in, DW_R = 7
 # output rows per work-item, weight-gradient blocks of up to 16 rows,
