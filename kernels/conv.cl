@@ -490,40 +490,16 @@ typedef IG_CAT(float, IG_VW) igv_t;
 #define IG_VLOAD IG_CAT(vload, IG_VW)
 #define IG_VSTORE IG_CAT(vstore, IG_VW)
 
-/* xp[n, c, phase, plane] := x zero-padded, as float, split into the phase
- * planes of the strides f (one plane when f = 1); a work-item per plane row
- * (n, c, phase, u0, u1); work-item 0 also zeroes the tail after the last
- * channel. (A work-item per element was 9x slower: its 64-bit divisions.) */
-__kernel void conv_ig_pad(__global const X_T *x, __global float *xp, tocl_conv_ig_params p)
+/* One plane row d (G2 long) of source row s (NULL: a row of padding):
+ * with f2 = 1 a run of the row, else every f2-th element from r2. */
+inline void ig_pad_row(__global float *d, __global const X_T *s, long r2, const tocl_conv_ig_params *pp)
 {
-    long i = get_global_id(0);
-    long nph = p.f0 * p.f1 * p.f2, rows = nph * p.G0 * p.G1;
-    if (i >= p.N * p.C * rows)
-        return;
-    long t = i / rows, rr = i % rows; /* t = n * C + c */
-    long ph = 0, ur = rr, r2 = 0, a0, a1;
-    if (nph == 1) { /* stride 1: no phase arithmetic (each 64-bit division costs) */
-        a0 = rr / p.P1 - p.p0, a1 = rr % p.P1 - p.p1;
-    } else {
-        ph = rr / (p.G0 * p.G1), ur = rr % (p.G0 * p.G1);
-        r2 = ph % p.f2;
-        long r1 = (ph / p.f2) % p.f1, r0 = ph / (p.f1 * p.f2);
-        a0 = (ur / p.G1) * p.f0 + r0 - p.p0, a1 = (ur % p.G1) * p.f1 + r1 - p.p1;
-    }
-    xp += p.xp_off;
-    __global float *d = xp + t * p.S + ph * p.PS + ur * p.G2;
-    if (i == 0)
-        for (long q = 0; q < p.tail; q++)
-            xp[p.N * p.C * p.S + q] = 0.0f;
-    if (rr == rows - 1) /* channel slack past the last phase plane */
-        for (long q = nph * p.PS; q < p.S; q++)
-            xp[t * p.S + q] = 0.0f;
-    if (a0 < 0 || a0 >= p.x0 || a1 < 0 || a1 >= p.x1) {
+    const tocl_conv_ig_params p = *pp;
+    if (!s) {
         for (long q = 0; q < p.G2; q++)
             d[q] = 0.0f;
         return;
     }
-    __global const X_T *s = x + p.src_off + ((t * p.x0 + a0) * p.x1 + a1) * p.x2;
     if (p.f2 == 1) { /* a run of the source row */
         s -= p.p2;
         long hi = min(p.P2, p.p2 + p.x2);
@@ -535,9 +511,55 @@ __kernel void conv_ig_pad(__global const X_T *x, __global float *xp, tocl_conv_i
             d[q] = 0.0f;
         return;
     }
-    for (long q = 0; q < p.G2; q++) {
-        long a2 = q * p.f2 + r2 - p.p2;
-        d[q] = a2 >= 0 && a2 < p.x2 ? (float)LDX(s, a2) : 0.0f;
+    /* q reads source column q f2 + r2 - p2: zeros before q_lo and from q_hi,
+     * a branch-free strided run between (a test per element made this
+     * kernel a quarter of a stride-2 convolution's time) */
+    long q_lo = min(p.G2, max(0L, (p.p2 - r2 + p.f2 - 1) / p.f2));
+    long q_hi = max(q_lo, min(p.G2, (p.x2 + p.p2 - r2 + p.f2 - 1) / p.f2));
+    for (long q = 0; q < q_lo; q++)
+        d[q] = 0.0f;
+    __global const X_T *sr = s + r2 - p.p2;
+    for (long q = q_lo; q < q_hi; q++)
+        d[q] = (float)LDX(sr, q * p.f2);
+    for (long q = q_hi; q < p.G2; q++)
+        d[q] = 0.0f;
+}
+
+/* xp[n, c, phase, plane] := x zero-padded, as float, split into the phase
+ * planes of the strides f (one plane when f = 1). Stride 1: a work-item per
+ * plane row (n, c, u0, u1); strided: a work-item per (n, c, phase, u0)
+ * writing its G1 rows, so that the 64-bit divisions that place it (tens of
+ * cycles each) are paid once per G1 rows, not per row of ~30 elements.
+ * Work-item 0 also zeroes the tail after the last channel. (A work-item per
+ * element was 9x slower: its divisions.) */
+__kernel void conv_ig_pad(__global const X_T *x, __global float *xp, tocl_conv_ig_params p)
+{
+    long i = get_global_id(0);
+    long nph = p.f0 * p.f1 * p.f2, per = nph == 1 ? p.G0 * p.G1 : nph * p.G0; /* work-items per channel */
+    if (i >= p.N * p.C * per)
+        return;
+    long t = i / per, rr = i % per; /* t = n * C + c */
+    long ph = 0, u0, u1 = 0, nrows = 1, r0 = 0, r1 = 0, r2 = 0;
+    if (nph == 1) { /* stride 1: no phase arithmetic */
+        u0 = rr / p.P1, u1 = rr % p.P1;
+    } else {
+        ph = rr / p.G0, u0 = rr % p.G0, nrows = p.G1;
+        r2 = ph % p.f2, r1 = (ph / p.f2) % p.f1, r0 = ph / (p.f1 * p.f2);
+    }
+    xp += p.xp_off;
+    if (i == 0)
+        for (long q = 0; q < p.tail; q++)
+            xp[p.N * p.C * p.S + q] = 0.0f;
+    if (rr == per - 1) /* channel slack past the last phase plane */
+        for (long q = nph * p.PS; q < p.S; q++)
+            xp[t * p.S + q] = 0.0f;
+    long a0 = u0 * p.f0 + r0 - p.p0;
+    __global const X_T *plane = x + p.src_off + t * p.x0 * p.x1 * p.x2;
+    __global float *d = xp + t * p.S + ph * p.PS + (u0 * p.G1 + u1) * p.G2;
+    for (long k = 0; k < nrows; k++, d += p.G2) {
+        long a1 = (u1 + k) * p.f1 + r1 - p.p1;
+        int in = a0 >= 0 && a0 < p.x0 && a1 >= 0 && a1 < p.x1;
+        ig_pad_row(d, in ? plane + (a0 * p.x1 + a1) * p.x2 : NULL, r2, &p);
     }
 }
 

@@ -114,7 +114,9 @@ tocl_status tocl_conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_j
         q.xp_off = xp.off, q.ap_off = ap.off;
         cl_mem src = j->src;
         tocl_ops_arg pa[] = {{sizeof src, &src}, {sizeof xp.buf, &xp.buf}, {sizeof q, &q}};
-        s = tocl_conv_launch_opt(dev, stream, dt, extra, "conv_ig_pad", q.N * p.C * nph * p.G0 * p.G1, pa, 3);
+        /* a work-item per plane row at stride 1, per (phase, u0) of G1 rows otherwise (conv_ig_pad) */
+        int64_t per = nph == 1 ? p.G0 * p.G1 : nph * p.G0;
+        s = tocl_conv_launch_opt(dev, stream, dt, extra, "conv_ig_pad", q.N * p.C * per, pa, 3);
         if (s != TOCL_OK)
             break;
         cl_mem bias = j->has_bias ? j->bias : j->out;
