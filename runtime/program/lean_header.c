@@ -21,8 +21,10 @@
  * by also keeping, in a source that pastes, every builtin whose name extends
  * one of its identifiers.
  *
- * Anything unexpected in the header (a layout this parser does not know)
- * turns the lean build off for the process; the full header always works. */
+ * A source that includes files is built behind the whole header: the scan
+ * cannot see their names. Anything unexpected in the header (a layout this
+ * parser does not know) turns the lean build off for the process; the full
+ * header always works. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -360,6 +362,11 @@ static void mark_text(const char *text, int extend, unsigned char *used) {
 
 char *tocl_lean_header(int dev, const char *source, const char *options) {
     if (!is_pocl(dev) || (tocl_env("TORCH_OCL_LEAN_HEADER") && !tocl_env_flag("TORCH_OCL_LEAN_HEADER")))
+        return NULL;
+    /* An included file can name builtins this scan never sees (our own
+     * sources have their includes resolved when embedded; a custom kernel
+     * may not): the whole header, rather than a failed build and a second. */
+    if (strstr(source, "#include") || (options && strstr(options, "-include")))
         return NULL;
     pthread_once(&g_once, load);
     if (!g.ok)

@@ -160,6 +160,13 @@ static void test_error_line(void) {
     CHECK(strstr(tocl_last_error(), ":2:") != NULL);
 }
 
+/* Included files may name builtins the scan does not see: whole header. */
+static void test_includes_use_the_whole_header(void) {
+    CHECK(tocl_lean_header(0, "#include \"mine.h\"\n__kernel void k(__global float *x) { x[0] = f(x[0]); }", "")
+          == NULL);
+    CHECK(tocl_lean_header(0, "__kernel void k(__global float *x) { x[0] = f(x[0]); }", "-include mine.h") == NULL);
+}
+
 static void test_switch_off(void) {
     setenv("TORCH_OCL_LEAN_HEADER", "0", 1);
     char *t = tocl_lean_header(0, "__kernel void k(__global float *x) { x[0] = exp(x[0]); }", "");
@@ -190,6 +197,7 @@ int main(int argc, char **argv) {
     test_lean_build_computes();
     test_fallback(argv[0]);
     test_error_line();
+    test_includes_use_the_whole_header();
     test_switch_off();
     TOCL_TEST_END();
 }
