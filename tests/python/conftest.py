@@ -86,6 +86,19 @@ def _guard_canaries():
     assert after == before, f"{after - before} out-of-bounds device writes (see the torch-ocl guard lines on stderr)"
 
 
+@pytest.fixture(autouse=True)
+def _lean_builds_complete():
+    """On PoCL every program is first built behind only the builtins it names
+    (runtime/program/lean_header.c); one that needed the whole opencl-c.h
+    (a builtin the lean text left out) is built twice: a test fails if that
+    happened while it ran (or, for a background build, just before)."""
+    before = torch_ocl._C._program_stats()["lean_fallbacks"]
+    yield
+    after = torch_ocl._C._program_stats()["lean_fallbacks"]
+    assert after <= before, (f"{after - before} program(s) failed behind the lean header and built behind the whole "
+                             "opencl-c.h (TORCH_OCL_LOG=builds names them)")
+
+
 @pytest.fixture
 def two_devices():
     if torch.ocl.device_count() < 2:
