@@ -21,8 +21,8 @@
  * by also keeping, in a source that pastes, every builtin whose name extends
  * one of its identifiers.
  *
- * A source that includes files is built behind the whole header: the scan
- * cannot see their names. Anything unexpected in the header (a layout this
+ * A source that includes a file by name ("file") is built behind the whole
+ * header: the scan cannot see its names. Anything unexpected in the header (a layout this
  * parser does not know) turns the lean build off for the process; the full
  * header always works. */
 #include <pthread.h>
@@ -360,14 +360,34 @@ static void mark_text(const char *text, int extend, unsigned char *used) {
     }
 }
 
+/* Whether a line of src is an #include "file" directive. */
+static int includes_by_name(const char *src) {
+    for (const char *p = strstr(src, "include"); p; p = strstr(p + 7, "include")) {
+        const char *h = p;
+        while (h > src && (h[-1] == ' ' || h[-1] == '\t'))
+            h--;
+        if (h == src || h[-1] != '#')
+            continue;
+        const char *q = p + 7;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q == '"')
+            return 1;
+    }
+    return 0;
+}
+
 char *tocl_lean_header(int dev, const char *source, const char *options) {
     if (!is_pocl(dev) || (tocl_env("TORCH_OCL_LEAN_HEADER") && !tocl_env_flag("TORCH_OCL_LEAN_HEADER")))
         return NULL;
-    /* An included file can name builtins this scan never sees (our own
-     * sources have their includes resolved when embedded; a custom kernel
-     * may not): the whole header, rather than a failed build and a second. */
-    if (strstr(source, "#include") || (options && strstr(options, "-include")))
+    /* A file included by name can name builtins this scan never sees (our
+     * own sources have theirs resolved when embedded; a custom kernel may
+     * not): the whole header, rather than a failed build and a second.
+     * (<stdint.h> in our shared parameter headers is on their host side.) */
+    if (includes_by_name(source)) {
+        tocl_log(TOCL_LOG_BUILDS, "a program that includes files is built behind the whole opencl-c.h");
         return NULL;
+    }
     pthread_once(&g_once, load);
     if (!g.ok)
         return NULL;

@@ -164,7 +164,13 @@ static void test_error_line(void) {
 static void test_includes_use_the_whole_header(void) {
     CHECK(tocl_lean_header(0, "#include \"mine.h\"\n__kernel void k(__global float *x) { x[0] = f(x[0]); }", "")
           == NULL);
-    CHECK(tocl_lean_header(0, "__kernel void k(__global float *x) { x[0] = f(x[0]); }", "-include mine.h") == NULL);
+    CHECK(tocl_lean_header(0, "#  include \"mine.h\"\n__kernel void k(__global float *x) { x[0] = f(x[0]); }", "")
+          == NULL);
+    /* a host-side <stdint.h> of a shared parameter header does not count */
+    char *t = tocl_lean_header(0, "#ifndef __OPENCL_VERSION__\n#include <stdint.h>\n#endif\n"
+                                  "__kernel void k(__global float *x) { x[0] = exp(x[0]); }", "");
+    CHECK(t != NULL);
+    free(t);
 }
 
 static void test_switch_off(void) {
