@@ -94,6 +94,18 @@ inline void att_load_t(__local float *tile, __global const X_T *x, long c0, long
     }
 }
 
+/* x[(c0 + c) * xs + d * ds] = f * tile[d][c] for the rows c0 + c < n: the
+ * inverse of att_load_t, storing a transposed result tile. */
+inline void att_store_t(__global X_T *x, __local const float *tile, long c0, long n, long xs, long ds, long nd,
+                        float f)
+{
+    for (int c = 0; c < QT && c0 + c < n; c++) {
+        __global X_T *row = x + (c0 + c) * xs;
+        for (long d = 0; d < nd; d++)
+            STX(row, d * ds, tile[d * QT + c] * f);
+    }
+}
+
 inline void att_zero(__local float *tile, long n)
 {
     for (long j = 0; j < n * QT; j++)
@@ -107,21 +119,30 @@ inline vf att_exp_from(vf s, vf base)
     return exp(s - select(base, (vf)0.0f, base == (vf)(-INFINITY)));
 }
 
-/* Queries in the lanes (rows i0 + lane), keys k0 + r in the rows: add the
- * mask (a column of it per key, gathered), then hide keys at or past kend
- * and, with causality, keys after a lane's query. Uses p, mk, i0, S. */
-#define ATT_QROWS_MASK_AND_HIDE(s, k0, kend)                                                        \
+/* s[r][c] += mask element (row r0 + r, lane l0 + c), rows rs and lanes ls
+ * apart in mk (indices past rn and ln repeat the last one): the additive
+ * mask gathered into the block, whichever of queries and keys the lanes
+ * hold. Uses p, mk. */
+#define ATT_ADD_MASK(s, r0, rn, rs, l0, ln, ls)                                                     \
     do {                                                                                            \
         if (p.has_mask) {                                                                           \
             _Pragma("unroll") for (int r = 0; r < KR; r++) {                                        \
-                __global const X_T *mc = mk + min((k0) + r, S - 1) * p.ms[3];                       \
-                float col[QT];                                                                      \
+                __global const X_T *mr = mk + min((r0) + r, (rn) - 1) * (rs);                       \
+                float lanes[QT];                                                                    \
                 for (int c = 0; c < QT; c++)                                                        \
-                    col[c] = LDX(mc, min(i0 + c, p.L - 1) * p.ms[2]);                               \
+                    lanes[c] = LDX(mr, min((l0) + c, (ln) - 1) * (ls));                             \
                 _Pragma("unroll") for (int c = 0; c < NV; c++)                                      \
-                    s[r][c] += vload16(0, col + c * VW);                                            \
+                    s[r][c] += vload16(0, lanes + c * VW);                                          \
             }                                                                                       \
         }                                                                                           \
+    } while (0)
+
+/* Queries in the lanes (rows i0 + lane), keys k0 + r in the rows: add the
+ * mask, then hide keys at or past kend and, with causality, keys after a
+ * lane's query. Uses p, mk, i0, S. */
+#define ATT_QROWS_MASK_AND_HIDE(s, k0, kend)                                                        \
+    do {                                                                                            \
+        ATT_ADD_MASK(s, k0, S, p.ms[3], i0, p.L, p.ms[2]);                                          \
         if ((k0) + KR > (kend) || (p.causal && (k0) + KR - 1 > i0)) {                                \
             _Pragma("unroll") for (int r = 0; r < KR; r++)                                          \
                 _Pragma("unroll") for (int c = 0; c < NV; c++) {                                    \
@@ -250,11 +271,7 @@ __kernel void att_cpu_bwd_q(__global const X_T *Q, __global const X_T *K, __glob
                 s[r][c] = vload16(0, pt + r * QT + c * VW) * (s[r][c] - dlt[c]); /* dS */
         ATT_TILE_UPDATE(dqt, D, kr, p.ks[3], s, 0, dlt);
     }
-    for (int c = 0; c < QT && i0 + c < p.L; c++) {
-        __global X_T *row = DQ + p.dq_off + b * p.dqs[0] + h * p.dqs[1] + (i0 + c) * p.dqs[2];
-        for (long d = 0; d < D; d++)
-            STX(row, d * p.dqs[3], dqt[d * QT + c] * p.scalef);
-    }
+    att_store_t(DQ + p.dq_off + b * p.dqs[0] + h * p.dqs[1], dqt, i0, p.L, p.dqs[2], p.dqs[3], D, p.scalef);
 }
 
 __kernel void att_cpu_bwd_kv(__global const X_T *Q, __global const X_T *K, __global const X_T *V,
@@ -293,16 +310,7 @@ __kernel void att_cpu_bwd_kv(__global const X_T *Q, __global const X_T *K, __glo
             _Pragma("unroll") for (int r = 0; r < KR; r++)
                 _Pragma("unroll") for (int c = 0; c < NV; c++)
                     s[r][c] *= p.scalef;
-            if (p.has_mask) { /* a row of the mask per query, keys in the lanes */
-                _Pragma("unroll") for (int r = 0; r < KR; r++) {
-                    __global const X_T *mr = mk + min(q0 + r, L - 1) * p.ms[2];
-                    float row[QT];
-                    for (int c = 0; c < QT; c++)
-                        row[c] = LDX(mr, min(j0 + c, S - 1) * p.ms[3]);
-                    _Pragma("unroll") for (int c = 0; c < NV; c++)
-                        s[r][c] += vload16(0, row + c * VW);
-                }
-            }
+            ATT_ADD_MASK(s, q0, L, p.ms[2], j0, S, p.ms[3]); /* a row of the mask per query */
             /* hidden: keys past S, queries past L, and with causality a key after the query */
             if (j0 + QT > S || q0 + KR > L || (p.causal && j0 + QT - 1 > q0)) {
                 _Pragma("unroll") for (int r = 0; r < KR; r++)
@@ -328,12 +336,6 @@ __kernel void att_cpu_bwd_kv(__global const X_T *Q, __global const X_T *K, __glo
             ATT_TILE_UPDATE(dkt, D, qr, p.qs[3], s, 0, lsr); /* dK += dS^T Q (scaled below) */
         }
     }
-    for (int c = 0; c < QT && j0 + c < S; c++) {
-        __global X_T *krow = DK + p.dk_off + b * p.dks[0] + hk * p.dks[1] + (j0 + c) * p.dks[2];
-        __global X_T *vrow = DV + p.dv_off + b * p.dvs[0] + hk * p.dvs[1] + (j0 + c) * p.dvs[2];
-        for (long d = 0; d < D; d++)
-            STX(krow, d * p.dks[3], dkt[d * QT + c] * p.scalef);
-        for (long e = 0; e < Dv; e++)
-            STX(vrow, e * p.dvs[3], dvt[e * QT + c]);
-    }
+    att_store_t(DK + p.dk_off + b * p.dks[0] + hk * p.dks[1], dkt, j0, S, p.dks[2], p.dks[3], D, p.scalef);
+    att_store_t(DV + p.dv_off + b * p.dvs[0] + hk * p.dvs[1], dvt, j0, S, p.dvs[2], p.dvs[3], Dv, 1.0f);
 }

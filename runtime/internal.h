@@ -111,6 +111,9 @@ void tocl_fork_on_child(tocl_fork_child_fn fn);
 /* core/: environment knobs, read in one place. */
 const char *tocl_env(const char *name); /* getenv, NULL if unset or empty */
 int tocl_env_flag(const char *name);    /* 1 for 1/true/yes/on */
+int tocl_env_off(const char *name);     /* 1 for 0/false/no/off: a switch that is on unless turned off */
+/* core/read_file.c: the whole file, NUL-terminated (malloc'd), its length in *len; NULL if unreadable. */
+char *tocl_read_file(const char *path, size_t *len);
 
 #ifdef __cplusplus
 }

@@ -16,3 +16,10 @@ int tocl_env_flag(const char *name) {
         return 0;
     return !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on");
 }
+
+int tocl_env_off(const char *name) {
+    const char *v = tocl_env(name);
+    if (!v)
+        return 0;
+    return !strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off");
+}

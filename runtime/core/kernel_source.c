@@ -13,26 +13,6 @@
 
 const char *tocl_kernel_source_embedded(const char *name); /* generated */
 
-/* The whole file (malloc'd, NUL-terminated), or NULL. */
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        free(text);
-        return NULL;
-    }
-    fclose(f);
-    text[n] = 0;
-    *len = (size_t)n;
-    return text;
-}
-
 /* text with every `#include "name"` replaced by <dir>/include/name (one
  * level: headers in kernels/include/ do not include each other). */
 static tocl_status splice_includes(const char *dir, char *text, char **out) {
@@ -52,7 +32,7 @@ static tocl_status splice_includes(const char *dir, char *text, char **out) {
             char path[4096];
             snprintf(path, sizeof path, "%s/include/%.*s", dir, (int)(end - inc - (sizeof tag - 1)),
                      inc + sizeof tag - 1);
-            if (!(h = read_file(path, &hlen))) {
+            if (!(h = tocl_read_file(path, &hlen))) {
                 free(res);
                 return tocl_fail(TOCL_E_IO, "TORCH_OCL_KERNEL_DIR is set but %s (included by a kernel) cannot be "
                                  "read", path);
@@ -88,7 +68,7 @@ tocl_status tocl_kernel_source(const char *name, const char **out) {
         char path[4096];
         size_t n;
         snprintf(path, sizeof path, "%s/%s.cl", dir, name);
-        char *text = read_file(path, &n);
+        char *text = tocl_read_file(path, &n);
         if (!text)
             return tocl_fail(TOCL_E_IO, "TORCH_OCL_KERNEL_DIR is set but %s cannot be read", path);
         char *full = NULL;

@@ -94,8 +94,7 @@ static const red_key *make_key(const tocl_reduce_desc *d, const tocl_ir_graph *g
 /* TORCH_OCL_RED_COLUMN=0 keeps column reductions on tocl_red, for
  * comparisons. */
 static int col_enabled(void) {
-    const char *v = tocl_env("TORCH_OCL_RED_COLUMN");
-    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+    return !tocl_env_off("TORCH_OCL_RED_COLUMN");
 }
 
 /* Lanes of the column kernel for this reduction, 0 for tocl_red: on CPU

@@ -122,6 +122,13 @@ static int att_use_fused_cpu(int dev, tocl_dtype dt) {
     return tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
 }
 
+/* Kernel `name` of kernels/attention_cpu.cl for storage dtype dt. */
+static tocl_status att_cpu_kernel(int dev, tocl_dtype dt, const char *name, tocl_ops_kernel **k) {
+    char opts[1024];
+    TOCL_TRY(tocl_nn_options(dev, "X", &dt, 0, opts, sizeof opts));
+    return tocl_ops_kernel_get(dev, "attention_cpu", name, opts, k);
+}
+
 int tocl_attn_forward_in_place(int dev, tocl_dtype dtype) {
     return tocl_device_check(dev) == TOCL_OK && (att_use_fused_cpu(dev, dtype) || !att_use_gemm(dev));
 }
@@ -177,9 +184,7 @@ tocl_status tocl_attn_forward(int dev, int stream, const tocl_attn_desc *d, cons
         return tocl_fail(TOCL_E_INVALID, "attention: key sequence is empty");
     if (att_use_fused_cpu(dev, c.dt)) {
         tocl_ops_kernel *kern;
-        char opts[1024];
-        TOCL_TRY(tocl_nn_options(dev, "X", &c.dt, 0, opts, sizeof opts));
-        TOCL_TRY(tocl_ops_kernel_get(dev, "attention_cpu", "att_cpu_fwd", opts, &kern));
+        TOCL_TRY(att_cpu_kernel(dev, c.dt, "att_cpu_fwd", &kern));
         size_t global[3] = {(size_t)((p->L + ATT_CPU_QT - 1) / ATT_CPU_QT), (size_t)p->Hq, (size_t)p->B};
         size_t local[3] = {1, 1, 1};
         tocl_ops_arg a[] = {{sizeof(cl_mem), &c.q}, {sizeof(cl_mem), &c.k},
@@ -233,11 +238,9 @@ tocl_status tocl_attn_backward(int dev, int stream, const tocl_attn_desc *d, con
     if (p->B * p->Hq * p->L == 0 || p->S == 0)
         return tocl_fail(TOCL_E_INVALID, "attention backward: empty sequences are for the caller to handle");
     if (att_use_fused_cpu(dev, c.dt)) {
-        char opts[1024];
         tocl_ops_kernel *kq, *kkv;
-        TOCL_TRY(tocl_nn_options(dev, "X", &c.dt, 0, opts, sizeof opts));
-        TOCL_TRY(tocl_ops_kernel_get(dev, "attention_cpu", "att_cpu_bwd_q", opts, &kq));
-        TOCL_TRY(tocl_ops_kernel_get(dev, "attention_cpu", "att_cpu_bwd_kv", opts, &kkv));
+        TOCL_TRY(att_cpu_kernel(dev, c.dt, "att_cpu_bwd_q", &kq));
+        TOCL_TRY(att_cpu_kernel(dev, c.dt, "att_cpu_bwd_kv", &kkv));
         size_t qt = (size_t)p->D * ATT_CPU_QT * sizeof(float), vt = (size_t)p->Dv * ATT_CPU_QT * sizeof(float);
         size_t pt = (size_t)ATT_CPU_KR * ATT_CPU_QT * sizeof(float), local[3] = {1, 1, 1};
         size_t gq[3] = {(size_t)((p->L + ATT_CPU_QT - 1) / ATT_CPU_QT), (size_t)p->Hq, (size_t)p->B};

@@ -29,22 +29,19 @@ int64_t tocl_conv_budget(void) {
 
 /* TORCH_OCL_CONV_PACKED=0 turns the packed im2col off (comparisons, tests). */
 static int conv_packed_enabled(void) {
-    const char *v = tocl_env("TORCH_OCL_CONV_PACKED");
-    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+    return !tocl_env_off("TORCH_OCL_CONV_PACKED");
 }
 
 /* TORCH_OCL_CONV_DEPTHWISE=0 sends depthwise convolutions (forward and
  * both gradients) through im2col + GEMM. */
 static int conv_depthwise_enabled(void) {
-    const char *v = tocl_env("TORCH_OCL_CONV_DEPTHWISE");
-    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+    return !tocl_env_off("TORCH_OCL_CONV_DEPTHWISE");
 }
 
 /* A pointwise convolution's weight gradient as GEMMs over x and dy in place
  * (pointwise_wgrad below); TORCH_OCL_CONV_WGRAD_GEMM=0 keeps conv_wg. */
 static int conv_wgrad_gemm_enabled(void) {
-    const char *v = tocl_env("TORCH_OCL_CONV_WGRAD_GEMM");
-    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+    return !tocl_env_off("TORCH_OCL_CONV_WGRAD_GEMM");
 }
 
 /* ------------------------------------------------------------ geometry */

@@ -12,8 +12,7 @@
 /* TORCH_OCL_CONV_DW2D=0 keeps depthwise convolutions on the generic direct
  * kernels (conv_depthwise*), for comparisons. */
 static int conv_dw2d_enabled(void) {
-    const char *v = tocl_env("TORCH_OCL_CONV_DW2D");
-    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+    return !tocl_env_off("TORCH_OCL_CONV_DW2D");
 }
 
 /* Output rows per work-item of conv_dw2d: each input row is read once per

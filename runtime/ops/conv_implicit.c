@@ -14,14 +14,12 @@
 
 /* TORCH_OCL_CONV_IMPLICIT=0 turns the implicit GEMM off (comparisons, tests). */
 static int conv_ig_enabled(void) {
-    const char *v = tocl_env("TORCH_OCL_CONV_IMPLICIT");
-    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+    return !tocl_env_off("TORCH_OCL_CONV_IMPLICIT");
 }
 
 /* TORCH_OCL_CONV_PHASES=0 keeps strided forwards on im2col (comparisons, tests). */
 static int conv_phases_enabled(void) {
-    const char *v = tocl_env("TORCH_OCL_CONV_PHASES");
-    return !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+    return !tocl_env_off("TORCH_OCL_CONV_PHASES");
 }
 
 /* One group, 16/32-bit storage on a CPU device, not a 1x1 with no padding
@@ -140,8 +138,7 @@ tocl_status tocl_conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_j
 /* TORCH_OCL_CONV_WGRAD=0 sends the weight gradient back to im2col + GEMM
  * (comparisons, tests); TORCH_OCL_CONV_IMPLICIT=0 does too. */
 static int conv_wg_enabled(void) {
-    const char *v = tocl_env("TORCH_OCL_CONV_WGRAD");
-    return conv_ig_enabled() && !(v && (!strcmp(v, "0") || !strcmp(v, "off")));
+    return conv_ig_enabled() && !tocl_env_off("TORCH_OCL_CONV_WGRAD");
 }
 
 /* One group, 16/32-bit storage, a CPU device, a non-empty product: any

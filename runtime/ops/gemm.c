@@ -98,9 +98,9 @@ static tocl_status gemm_resolve(int dev, tocl_dtype dt, const tocl_gemm_operand 
 /* TORCH_OCL_GEMM_ADIRECT=0 packs A on CPU devices as before, =force reads
  * it in place at any row stride (comparisons, tests): 0, 2 or 1 (auto). */
 static int gemm_adirect_mode(void) {
-    const char *v = tocl_env("TORCH_OCL_GEMM_ADIRECT");
-    if (v && (!strcmp(v, "0") || !strcmp(v, "off")))
+    if (tocl_env_off("TORCH_OCL_GEMM_ADIRECT"))
         return 0;
+    const char *v = tocl_env("TORCH_OCL_GEMM_ADIRECT");
     return v && !strcmp(v, "force") ? 2 : 1;
 }
 

@@ -260,8 +260,7 @@ static tocl_status tune_class(int dev, int stream, tocl_dtype acc, int cls, tocl
 }
 
 static int tuning_enabled(void) {
-    const char *v = tocl_env("TORCH_OCL_GEMM_TUNE");
-    return !(v && (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "off") || !strcmp(v, "no")));
+    return !tocl_env_off("TORCH_OCL_GEMM_TUNE");
 }
 
 tocl_status tocl_gemm_pick_config(int dev, int stream, tocl_dtype dtype, int64_t batch, int64_t M, int64_t N,

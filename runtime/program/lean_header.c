@@ -59,6 +59,7 @@ static struct {
     size_t base_len;
     item *items;
     int nitems;
+    size_t text_max; /* the lean text's length bound: every item kept */
     name *names;      /* in order of first appearance */
     int nnames;
     int *sorted;      /* name indices sorted by spelling (prefix lookups) */
@@ -71,16 +72,9 @@ static atomic_ullong g_builds, g_fallbacks;
 static int is_id_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 static int is_id(char c) { return is_id_start(c) || (c >= '0' && c <= '9'); }
 
-static uint32_t hash(const char *s, size_t n) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-
 /* The slot of name s[0..n) (holding it, or the empty one where it goes). */
 static int *slot_of(const char *s, size_t n) {
-    for (uint32_t i = hash(s, n);; i++) {
+    for (uint64_t i = tocl_hash_xxh64(s, n, 0);; i++) {
         int *slot = &g.slots[i & (NAME_SLOTS - 1)];
         if (!*slot)
             return slot;
@@ -88,24 +82,6 @@ static int *slot_of(const char *s, size_t n) {
         if (nm->len == n && !memcmp(g.text + nm->off, s, n))
             return slot;
     }
-}
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
-        fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        buf[n] = '\0';
-        *len = (size_t)n;
-    } else {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
 }
 
 /* Comments become spaces (newlines kept, so directives stay on their lines). */
@@ -285,9 +261,9 @@ static void load(void) {
         char path[4096];
         size_t len;
         snprintf(path, sizeof path, "%s/" BASE_HEADER, dirs[k]);
-        g.base = read_file(path, &g.base_len);
+        g.base = tocl_read_file(path, &g.base_len);
         snprintf(path, sizeof path, "%s/" HEADER, dirs[k]);
-        g.text = g.base ? read_file(path, &len) : NULL;
+        g.text = g.base ? tocl_read_file(path, &len) : NULL;
         if (!g.text) {
             free(g.base);
             g.base = NULL;
@@ -307,8 +283,11 @@ static void load(void) {
     qsort(g.sorted, (size_t)g.nnames, sizeof *g.sorted, by_spelling);
     g.ok = 1;
     int decls = 0;
-    for (int k = 0; k < g.nitems; k++)
+    g.text_max = g.base_len + 64; /* + "#if 1" and "#line 1" */
+    for (int k = 0; k < g.nitems; k++) {
         decls += g.items[k].name >= 0;
+        g.text_max += g.items[k].len + 1;
+    }
     tocl_log(TOCL_LOG_BUILDS, "lean builds: %d declarations of %d builtins read from PoCL's %s", decls, g.nnames,
              HEADER);
 }
@@ -378,7 +357,7 @@ static int includes_by_name(const char *src) {
 }
 
 char *tocl_lean_header(int dev, const char *source, const char *options) {
-    if (!is_pocl(dev) || (tocl_env("TORCH_OCL_LEAN_HEADER") && !tocl_env_flag("TORCH_OCL_LEAN_HEADER")))
+    if (!is_pocl(dev) || tocl_env_off("TORCH_OCL_LEAN_HEADER"))
         return NULL;
     /* A file included by name can name builtins this scan never sees (our
      * own sources have theirs resolved when embedded; a custom kernel may
@@ -399,10 +378,7 @@ char *tocl_lean_header(int dev, const char *source, const char *options) {
     mark_text(source, extend, used);
     if (options)
         mark_text(options, extend, used);
-    size_t total = g.base_len + 64;
-    for (int k = 0; k < g.nitems; k++)
-        total += g.items[k].len + 1;
-    char *out = malloc(total), *w = out;
+    char *out = malloc(g.text_max), *w = out;
     if (!out) {
         free(used);
         return NULL;
