@@ -123,6 +123,7 @@ inline void gemm_store(__global st_t *C, __global const st_t *D, __global const 
     STORE_ST(C, p->c_off + b * p->c_bs + m * p->c_rs + n * p->c_cs, v);
 }
 
+#ifndef GEMM_AMX /* the AMX program (below) holds only its own kernels */
 /* ------------------------------------------------------------------ packing */
 
 /* One work-item per (k, panel, batch): W rows of column k of the operand
@@ -148,6 +149,7 @@ __kernel void tocl_gemm_pack(__global const st_t *src, __global acc_t *dst, tocl
     for (long r = max(n, 0L); r < p.width; r++)
         d[r] = (acc_t)0;
 }
+#endif /* GEMM_AMX */
 
 /* ------------------------------------------------------------------ register block */
 
@@ -203,6 +205,7 @@ inline void gemm_store_block(accv_t acc[GEMM_RM][GEMM_NV], __global st_t *C, __g
     }
 }
 
+
 /* ------------------------------------------------------------------ CPU macro kernel */
 
 /* acc[RM][NV] += A rows read in place x B panel (stride bw per k), kl
@@ -221,6 +224,7 @@ inline void gemm_store_block(accv_t acc[GEMM_RM][GEMM_NV], __global st_t *C, __g
         }                                                                     \
     }
 
+#ifndef GEMM_AMX
 /* Work-group (one work-item) = tile [tm x tn] of C; global (tiles_n, tiles_m, batch).
  * part: tm * tn partial sums, kept between K blocks. A is packed, or with
  * a_direct (float storage, a row or a column of A contiguous) read in place
@@ -400,5 +404,167 @@ __kernel void tocl_gemm_dot(__global const float *A, __global const float *B, __
             gemm_store(C, D, bias, &p, b, m, n, v, alpha, beta);
         }
     }
+}
+#endif
+#endif /* GEMM_AMX */
+
+/* ------------------------------------------------------------------ AMX (Intel tile unit) */
+
+#if defined(GEMM_AMX) && defined(TOCL_ST_BF16)
+/* bfloat16 products on a CPU with AMX (runtime/ops/gemm_amx.c). Build with
+ * -DGEMM_RM=32 -DGEMM_VW=16 -DGEMM_NV=2: a 32 x 32 block of C is four
+ * 16 x 16 float tiles, and gemm_store_block finishes it.
+ *
+ * Operands are packed into 1 KiB tiles, each contiguous (rows 64 bytes
+ * apart, so a tile load never walks one L1 set):
+ *   A  [batch][M/16][K/32] tiles of 16 rows x 32 k
+ *   B  [batch][N/16][K/32] tiles of 16 k-pairs x 16 columns x 2 (VNNI)
+ * M and N padded to 32 and K to 32, with zeros. */
+#include "amx_tiles.h"
+
+/* Copy one 16 x 32 tile: 16 rows of the operand (p.rows: M or N) over 32
+ * k, from s (row r0, k k0) to d, in A's layout or (vnni) B's. Whole tiles
+ * of an operand with unit stride along k or along its rows copy by vectors;
+ * tiles at an edge (zeros past the end) and other strides by elements. */
+inline void amx_pack_tile(__global const ushort *s, __global ushort *d, const tocl_gemm_pack_params *pp, long r0,
+                          long k0, int vnni)
+{
+    tocl_gemm_pack_params p = *pp;
+    int whole = r0 + 16 <= p.rows && k0 + 32 <= p.depth;
+    if (whole && p.ks == 1 && !vnni) { /* A row-major: rows copy whole */
+        for (int r = 0; r < 16; r++) {
+            vstore16(vload16(0, s + r * p.rs), 0, d + r * 32);
+            vstore16(vload16(1, s + r * p.rs), 1, d + r * 32);
+        }
+    } else if (whole && p.ks == 1) { /* B = W^T (a linear layer): a k-pair is one uint */
+        __global uint *d2 = (__global uint *)d;
+        for (int r = 0; r < 16; r++) {
+            uint8 lo = as_uint8(vload16(0, s + r * p.rs)), hi = as_uint8(vload16(1, s + r * p.rs));
+            d2[0 * 16 + r] = lo.s0, d2[1 * 16 + r] = lo.s1, d2[2 * 16 + r] = lo.s2, d2[3 * 16 + r] = lo.s3;
+            d2[4 * 16 + r] = lo.s4, d2[5 * 16 + r] = lo.s5, d2[6 * 16 + r] = lo.s6, d2[7 * 16 + r] = lo.s7;
+            d2[8 * 16 + r] = hi.s0, d2[9 * 16 + r] = hi.s1, d2[10 * 16 + r] = hi.s2, d2[11 * 16 + r] = hi.s3;
+            d2[12 * 16 + r] = hi.s4, d2[13 * 16 + r] = hi.s5, d2[14 * 16 + r] = hi.s6, d2[15 * 16 + r] = hi.s7;
+        }
+    } else if (whole && p.rs == 1 && vnni) { /* B row-major: interleave two rows of k */
+        /* Component lists, not shuffle2: PoCL's shuffle2 goes element by element. */
+        for (int kk = 0; kk < 16; kk++) {
+            ushort16 e = vload16(0, s + 2 * kk * p.ks), o = vload16(0, s + (2 * kk + 1) * p.ks);
+            vstore16((ushort16)(e.s0, o.s0, e.s1, o.s1, e.s2, o.s2, e.s3, o.s3, e.s4, o.s4, e.s5, o.s5, e.s6, o.s6,
+                                e.s7, o.s7), 0, d + kk * 32);
+            vstore16((ushort16)(e.s8, o.s8, e.s9, o.s9, e.sa, o.sa, e.sb, o.sb, e.sc, o.sc, e.sd, o.sd, e.se, o.se,
+                                e.sf, o.sf), 1, d + kk * 32);
+        }
+    } else {
+        long rn = min(16L, p.rows - r0), kn = min(32L, p.depth - k0);
+        for (int r = 0; r < 16; r++)
+            for (int k = 0; k < 32; k++)
+                d[vnni ? (k / 2) * 32 + r * 2 + (k & 1) : r * 32 + k] = r < rn && k < kn ? s[r * p.rs + k * p.ks] : 0;
+    }
+}
+
+/* Work-item (run, tile, batch): AMX_PACK_RUN tiles along k of one row tile
+ * (p.width: rows padded to 32), streaming along the rows of an operand
+ * stored by rows. With panel_fast (an operand whose rows are contiguous: B
+ * row-major) the run goes across row tiles at one k tile instead, along
+ * the operand's contiguous rows of k. */
+#define AMX_PACK_RUN 8
+__kernel void tocl_gemm_amx_pack(__global const ushort *src, __global ushort *dst, tocl_gemm_pack_params p,
+                                 int vnni)
+{
+    long run = get_global_id(0), t = get_global_id(1), b = get_global_id(2);
+    long kts = (p.depth + 31) / 32, rts = p.width / 16;
+    long n = p.panel_fast ? rts : kts;
+    for (long i = run * AMX_PACK_RUN; i < min(n, (run + 1) * AMX_PACK_RUN); i++) {
+        long rt = p.panel_fast ? i : t, kt = p.panel_fast ? t : i;
+        amx_pack_tile(src + p.off + b * p.bs + rt * 16 * p.rs + kt * 32 * p.ks,
+                      dst + p.dst_off + b * p.dst_bs + (rt * kts + kt) * AMX_TILE, &p, rt * 16, kt * 32, vnni);
+    }
+}
+
+/* A 32 x 32 block of C on tiles 0-3 over k tiles [kt0, kt1) of A's rows
+ * (a: row tile, kts tiles per row tile) and B's columns (b): tiles 4-5 two
+ * row tiles of A, 6-7 two column tiles of B; four products per four loads.
+ * The sums start from zero (first) or from `part` (32 x 32 floats, rows
+ * `ps` bytes apart) and end in `part`. */
+__attribute__((target("amx-tile,amx-bf16"))) static void amx_block(__global const ushort *a,
+                                                                   __global const ushort *b, long kts, long kt0,
+                                                                   long kt1, void *part, long ps, int first)
+{
+    if (first) {
+        __builtin_ia32_tilezero(0);
+        __builtin_ia32_tilezero(1);
+        __builtin_ia32_tilezero(2);
+        __builtin_ia32_tilezero(3);
+    } else {
+        __builtin_ia32_tileloadd64(0, part, ps);
+        __builtin_ia32_tileloadd64(1, (char *)part + 64, ps);
+        __builtin_ia32_tileloadd64(2, (char *)part + 16 * ps, ps);
+        __builtin_ia32_tileloadd64(3, (char *)part + 16 * ps + 64, ps);
+    }
+    __global const ushort *a1 = a + kts * AMX_TILE, *b1 = b + kts * AMX_TILE;
+    for (long kt = kt0; kt < kt1; kt++) {
+        long o = kt * AMX_TILE;
+        /* The next k tile's four into L1 while this one multiplies: 1.1x. */
+        long q = o + AMX_TILE;
+        for (int l = 0; l < 16; l++) {
+            __builtin_prefetch(a + q + l * 32, 0, 3);
+            __builtin_prefetch(b + q + l * 32, 0, 3);
+            __builtin_prefetch(a1 + q + l * 32, 0, 3);
+            __builtin_prefetch(b1 + q + l * 32, 0, 3);
+        }
+        __builtin_ia32_tileloadd64(4, AMX_PTR(a + o), 64);
+        __builtin_ia32_tileloadd64(6, AMX_PTR(b + o), 64);
+        __builtin_ia32_tdpbf16ps(0, 4, 6);
+        __builtin_ia32_tileloadd64(7, AMX_PTR(b1 + o), 64);
+        __builtin_ia32_tdpbf16ps(1, 4, 7);
+        __builtin_ia32_tileloadd64(5, AMX_PTR(a1 + o), 64);
+        __builtin_ia32_tdpbf16ps(2, 5, 6);
+        __builtin_ia32_tdpbf16ps(3, 5, 7);
+    }
+    __builtin_ia32_tilestored64(0, part, ps);
+    __builtin_ia32_tilestored64(1, (char *)part + 64, ps);
+    __builtin_ia32_tilestored64(2, (char *)part + 16 * ps, ps);
+    __builtin_ia32_tilestored64(3, (char *)part + 16 * ps + 64, ps);
+}
+
+/* Work-group (one work-item) = tile [tm x tn] of C (multiples of 32);
+ * global (tiles_n, tiles_m, batch). Ap and Bp: the packed operands, with
+ * p.a_bs / p.b_bs per batch item (0: shared). For each 32 rows, K goes in
+ * blocks of p.kc k tiles, and within a block across the tile's columns:
+ * the 32 x kc block of A stays in L1 while B's blocks stream from L2; the
+ * partial sums of 32 x tn wait in `part`. */
+__kernel void tocl_gemm_amx(__global const ushort *Ap, __global const ushort *Bp, __global st_t *C,
+                            __global const st_t *D, __global const st_t *bias, tocl_gemm_params p, acc_t alpha,
+                            acc_t beta, __local float *part)
+{
+    long b = get_global_id(2);
+    long mt0 = get_global_id(1) * p.tm, nt0 = get_global_id(0) * p.tn;
+    long mt1 = min(mt0 + p.tm, p.M), nt1 = min(nt0 + p.tn, p.N);
+    if (mt0 >= p.M || nt0 >= p.N)
+        return;
+    long kts = (p.K + 31) / 32, kc = p.kc > 0 ? p.kc : kts;
+    __global const ushort *A = Ap + p.a_off + b * p.a_bs, *B = Bp + p.b_off + b * p.b_bs;
+    amx_begin();
+    for (long m0 = mt0; m0 < mt1; m0 += 32) {
+        for (long kt0 = 0; kt0 < kts; kt0 += kc) {
+            long kt1 = min(kts, kt0 + kc);
+            for (long n0 = nt0; n0 < nt1; n0 += 32) {
+                __local float *pp = part + (n0 - nt0);
+                if (kt1 < kts) {
+                    amx_block(A + (m0 / 16) * kts * AMX_TILE, B + (n0 / 16) * kts * AMX_TILE, kts, kt0, kt1,
+                              AMX_PTR(pp), p.tn * 4, kt0 == 0);
+                } else {
+                    accv_t acc[GEMM_RM][GEMM_NV];
+                    if (kt0 > 0)
+                        for (int r = 0; r < 32; r++)
+                            acc[r][0] = vload16(0, pp + r * p.tn), acc[r][1] = vload16(1, pp + r * p.tn);
+                    amx_block(A + (m0 / 16) * kts * AMX_TILE, B + (n0 / 16) * kts * AMX_TILE, kts, kt0, kt1,
+                              (void *)&acc[0][0], 128, kt0 == 0);
+                    gemm_store_block(acc, C, D, bias, &p, b, m0, n0, alpha, beta);
+                }
+            }
+        }
+    }
+    amx_end();
 }
 #endif

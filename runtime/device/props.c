@@ -118,3 +118,10 @@ tocl_status tocl_dev_props_read(cl_platform_id plat, cl_device_id id, tocl_devic
     p->has_fp16 = has_extension(p->extensions, "cl_khr_fp16");
     return TOCL_OK;
 }
+
+/* PoCL (the CPU driver the project is built and tested with): its
+ * program builds and CPU kernels have paths of their own. */
+int tocl_dev_is_pocl(int dev) {
+    const tocl_device_props *p = tocl_dev_props(dev);
+    return strstr(p->platform_name, "Portable Computing Language") || strstr(p->platform_version, "PoCL");
+}

@@ -46,15 +46,20 @@ static void render_epilogue(void) {
         snprintf(epilogue_error, sizeof epilogue_error, "%s", tocl_last_error());
 }
 
-/* Kernel `name` of gemm.cl for storage dtype dt and register block c (shared cache). */
-static tocl_status gemm_kernel(int dev, tocl_dtype dt, const tocl_gemm_config *c, const char *name,
-                               tocl_ops_kernel **out) {
+tocl_status tocl_gemm_kernel(int dev, tocl_dtype dt, const tocl_gemm_config *c, const char *extra,
+                             const char *name, tocl_ops_kernel **out) {
     pthread_once(&epilogue_once, render_epilogue);
     if (epilogue_status != TOCL_OK)
         return tocl_fail(epilogue_status, "rendering the GEMM epilogue: %s", epilogue_error);
-    char opt[160];
-    snprintf(opt, sizeof opt, "%s -DGEMM_RM=%d -DGEMM_VW=%d -DGEMM_NV=%d", gemm_st_option(dt), c->rm, c->vw, c->nv);
+    char opt[192];
+    snprintf(opt, sizeof opt, "%s -DGEMM_RM=%d -DGEMM_VW=%d -DGEMM_NV=%d%s%s", gemm_st_option(dt), c->rm, c->vw,
+             c->nv, extra ? " " : "", extra ? extra : "");
     return tocl_ops_kernel_get_generated(dev, "gemm", name, opt, epilogue_text, out);
+}
+
+static tocl_status gemm_kernel(int dev, tocl_dtype dt, const tocl_gemm_config *c, const char *name,
+                               tocl_ops_kernel **out) {
+    return tocl_gemm_kernel(dev, dt, c, NULL, name, out);
 }
 
 typedef tocl_ops_arg gemm_arg; /* ptr NULL with size > 0: a __local buffer of that size */
@@ -223,6 +228,10 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
     }
     if (K == 0)
         path = GEMM_PATH_DIRECT;
+    /* bfloat16 on a CPU with AMX tiles (gemm_amx.c); a caller that names a
+     * configuration (the tuner, tests) gets the float32 route it names. */
+    if (path == GEMM_PATH_PACKED && dt == TOCL_BF16 && !cfg_in && !pa && !pb && tocl_gemm_amx_usable(dev, stream))
+        return tocl_gemm_amx_run(dev, stream, g, &p, abuf, bbuf, cbuf, dbuf, biasbuf);
     tocl_gemm_config cfg;
     if (cfg_in)
         cfg = *cfg_in;

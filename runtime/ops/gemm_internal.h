@@ -5,6 +5,8 @@
 
 #include "internal.h"
 #include "tocl/gemm.h"
+#include "gemm_params.h"
+#include "launch/launch.h"
 
 /* Which kernel shape runs a product. */
 typedef enum gemm_path {
@@ -65,5 +67,21 @@ void tocl_gemm_default_config(int dev, tocl_dtype acc, tocl_gemm_config *out);
  * products still give every compute unit work. */
 tocl_status tocl_gemm_pick_config(int dev, int stream, tocl_dtype dtype, int64_t batch, int64_t M, int64_t N,
                                   int64_t K, tocl_gemm_config *out);
+
+/* Kernel `name` of kernels/gemm.cl for storage dtype dt, register block c
+ * and `extra` build options (NULL: none), from the shared cache. */
+tocl_status tocl_gemm_kernel(int dev, tocl_dtype dt, const tocl_gemm_config *c, const char *extra,
+                             const char *name, tocl_ops_kernel **out);
+
+/* gemm_amx.c: 1 if bfloat16 products on dev run on AMX tiles (a PoCL CPU
+ * device, a host with AMX, the tiles granted, the probe product right;
+ * probed on the first call per device, on `stream`). */
+int tocl_gemm_amx_usable(int dev, int stream);
+
+/* g's product on the AMX tiles: A and B packed into bfloat16 tiles, then
+ * the tile kernel and gemm.cl's epilogue. p: g resolved by gemm_run (K > 0,
+ * offsets and strides of A, B, C, D and bias); the buffers as resolved. */
+tocl_status tocl_gemm_amx_run(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_params *p,
+                              cl_mem abuf, cl_mem bbuf, cl_mem cbuf, cl_mem dbuf, cl_mem biasbuf);
 
 #endif

@@ -319,11 +319,6 @@ static void mark(const char *id, size_t n, int extend, unsigned char *used) {
     }
 }
 
-static int is_pocl(int dev) {
-    const tocl_device_props *p = tocl_dev_props(dev);
-    return strstr(p->platform_name, "Portable Computing Language") || strstr(p->platform_version, "PoCL");
-}
-
 /* Mark the builtins that the identifiers of `text` name. */
 static void mark_text(const char *text, int extend, unsigned char *used) {
     for (const char *p = text; *p;) {
@@ -357,7 +352,7 @@ static int includes_by_name(const char *src) {
 }
 
 char *tocl_lean_header(int dev, const char *source, const char *options) {
-    if (!is_pocl(dev) || tocl_env_off("TORCH_OCL_LEAN_HEADER"))
+    if (!tocl_dev_is_pocl(dev) || tocl_env_off("TORCH_OCL_LEAN_HEADER"))
         return NULL;
     /* A file included by name can name builtins this scan never sees (our
      * own sources have theirs resolved when embedded; a custom kernel may

@@ -1,0 +1,299 @@
+/* conv_amx.cl - stride-1 bfloat16 convolution on Intel AMX tiles, with no
+ * column matrix (runtime/ops/conv_amx.c; built only where the GEMM's AMX
+ * probe passed, runtime/ops/gemm_amx.c).
+ *
+ * The grid-position trick of the implicit GEMM (conv_params.h): the source
+ * is copied zero-padded, and output position (o0, o1, o2) is grid position
+ * q = (o0 * P1 + o1) * P2 + o2, so tap j reads the padded plane at q plus
+ * one offset for every q. Here the copy is laid out for the tiles: xp[n]
+ * [c / 2][S][2], each pair of channels a plane of S positions with the two
+ * channels side by side. Sixteen consecutive positions of 32 channels are
+ * then a tile in the VNNI layout of a product's B operand, rows (channel
+ * pairs) S * 4 bytes apart: loaded straight from the padded copy, for any
+ * tap, with no packing. The weight is the A operand, packed once into tiles
+ * of 16 output channels x 32 source channels per tap.
+ *
+ * Parameters: tocl_conv_ig_params, with cb the source's 32-channel tiles,
+ * Mp the output channels padded to 32, tn the output rows per work-item and
+ * S the positions per channel pair (zeros after the last padded row, so
+ * that every block's reads stay inside). */
+#include "conv_params.h"
+#include "amx_tiles.h"
+
+/* Work-item (pair, n): the pair's plane, every row of it; grid rows past
+ * the padded source are zero. */
+__kernel void conv_amx_pad(__global const ushort *src, __global ushort *xp, tocl_conv_ig_params p)
+{
+    long pr = get_global_id(0), n = get_global_id(1);
+    if (pr >= p.cb * 16)
+        return;
+    long c = 2 * pr, rows = p.S / p.P2;
+    long lo = p.p2, hi = p.p2 + p.x2; /* source columns land at [lo, hi) */
+    for (long row = 0; row < rows; row++) {
+        __global ushort *d = xp + p.xp_off + ((n * p.cb * 16 + pr) * p.S + row * p.P2) * 2;
+        long u0 = row / p.P1 - p.p0, u1 = row % p.P1 - p.p1;
+        int inrow = row < p.P0 * p.P1 && u0 >= 0 && u0 < p.x0 && u1 >= 0 && u1 < p.x1;
+        __global const ushort *s0 = src + p.src_off + ((n * p.C + c) * p.x0 + u0) * p.x1 * p.x2 + u1 * p.x2;
+        __global const ushort *s1 = s0 + p.x0 * p.x1 * p.x2;
+        int has0 = inrow && c < p.C, has1 = inrow && c + 1 < p.C;
+        long u = 0;
+        if (has0 && has1) {
+            for (; u < lo; u++)
+                d[2 * u] = 0, d[2 * u + 1] = 0;
+            for (; u + 16 <= hi; u += 16) {
+                ushort16 e = vload16(0, s0 + u - lo), o = vload16(0, s1 + u - lo);
+                vstore16((ushort16)(e.s0, o.s0, e.s1, o.s1, e.s2, o.s2, e.s3, o.s3, e.s4, o.s4, e.s5, o.s5, e.s6,
+                                    o.s6, e.s7, o.s7), 0, d + 2 * u);
+                vstore16((ushort16)(e.s8, o.s8, e.s9, o.s9, e.sa, o.sa, e.sb, o.sb, e.sc, o.sc, e.sd, o.sd, e.se,
+                                    o.se, e.sf, o.sf), 1, d + 2 * u);
+            }
+        }
+        for (; u < p.P2; u++) {
+            int in = u >= lo && u < hi;
+            d[2 * u] = has0 && in ? s0[u - lo] : 0;
+            d[2 * u + 1] = has1 && in ? s1[u - lo] : 0;
+        }
+    }
+}
+
+/* Work-item (m, tap, channel tile): row m of the weight's tile (m / 16,
+ * tap, ct), 32 source channels: w[m, c, j], or with flip (input gradient:
+ * the weight is [C, M, kvol]) w[c, m, kvol - 1 - j]; zeros past M and C. */
+__kernel void conv_amx_pack_w(__global const ushort *w, __global ushort *ap, tocl_conv_ig_params p)
+{
+    long m = get_global_id(0), j = get_global_id(1), ct = get_global_id(2);
+    if (m >= p.Mp || j >= p.kvol)
+        return;
+    __global ushort *d = ap + p.ap_off + (((m / 16) * p.kvol + j) * p.cb + ct) * AMX_TILE + (m % 16) * 32;
+    for (int i = 0; i < 32; i++) {
+        long c = ct * 32 + i;
+        ushort v = 0;
+        if (m < p.M && c < p.C)
+            v = p.flip ? w[p.w_off + (c * p.wC + m) * p.kvol + p.kvol - 1 - j] : w[p.w_off + (m * p.C + c) * p.kvol + j];
+        d[i] = v;
+    }
+}
+
+/* sums[32 m][32 q] of output channels [m0, m0 + 32) at grid positions
+ * [q, q + 32): tiles 0-3 the sums (m halves x q halves), 4-5 the weight's
+ * two row tiles, 6-7 two position tiles of the padded source. */
+__attribute__((target("amx-tile,amx-bf16"))) static void cva_block(__global const ushort *a,
+                                                                   __global const ushort *x, long q,
+                                                                   const tocl_conv_ig_params *pp, float *sums)
+{
+    tocl_conv_ig_params p = *pp;
+    __builtin_ia32_tilezero(0);
+    __builtin_ia32_tilezero(1);
+    __builtin_ia32_tilezero(2);
+    __builtin_ia32_tilezero(3);
+    long arow = p.kvol * p.cb * AMX_TILE; /* the second row tile of the weight */
+    long xs = p.S * 4;                    /* bytes from one channel pair to the next */
+    long j = 0;
+    for (long j0 = 0; j0 < p.k0; j0++)
+        for (long j1 = 0; j1 < p.k1; j1++)
+            for (long j2 = 0; j2 < p.k2; j2++, j++) {
+                long off = q + (j0 * p.d0 * p.P1 + j1 * p.d1) * p.P2 + j2 * p.d2;
+                for (long ct = 0; ct < p.cb; ct++) {
+                    __global const ushort *at = a + (j * p.cb + ct) * AMX_TILE;
+                    __global const ushort *xt = x + (ct * 16 * p.S + off) * 2;
+                    __builtin_ia32_tileloadd64(4, AMX_PTR(at), 64);
+                    __builtin_ia32_tileloadd64(6, AMX_PTR(xt), xs);
+                    __builtin_ia32_tdpbf16ps(0, 4, 6);
+                    __builtin_ia32_tileloadd64(7, AMX_PTR(xt + 32), xs);
+                    __builtin_ia32_tdpbf16ps(1, 4, 7);
+                    __builtin_ia32_tileloadd64(5, AMX_PTR(at + arow), 64);
+                    __builtin_ia32_tdpbf16ps(2, 5, 6);
+                    __builtin_ia32_tdpbf16ps(3, 5, 7);
+                }
+            }
+    __builtin_ia32_tilestored64(0, (void *)sums, 128);
+    __builtin_ia32_tilestored64(1, (void *)(sums + 16), 128);
+    __builtin_ia32_tilestored64(2, (void *)(sums + 16 * 32), 128);
+    __builtin_ia32_tilestored64(3, (void *)(sums + 16 * 32 + 16), 128);
+}
+
+/* Work-item (row block, 32 output channels, n): p.tn output rows (o0, o1)
+ * from row block * tn, each in blocks of 32 positions along o2; the block's
+ * positions past y2 are computed and not stored. Output y[n, m, o] dense. */
+__kernel void conv_amx(__global const ushort *ap, __global const ushort *xp, __global ushort *y,
+                       __global const ushort *bias, tocl_conv_ig_params p)
+{
+    long rb = get_global_id(0), mb = get_global_id(1), n = get_global_id(2);
+    long r0 = rb * p.tn, r1 = min(r0 + p.tn, p.y0 * p.y1), m0 = mb * 32;
+    if (r0 >= r1 || m0 >= p.M)
+        return;
+    __global const ushort *a = ap + p.ap_off + (m0 / 16) * p.kvol * p.cb * AMX_TILE;
+    __global const ushort *x = xp + p.xp_off + n * p.cb * 16 * p.S * 2;
+    float bsc[32];
+    for (int i = 0; i < 32; i++)
+        bsc[i] = p.has_bias && m0 + i < p.M ? as_float((uint)bias[p.b_off + m0 + i] << 16) : 0.0f;
+    float sums[32 * 32];
+    amx_begin();
+    for (long r = r0; r < r1; r++) {
+        long o0 = r / p.y1, o1 = r % p.y1;
+        __global ushort *yr = y + p.y_off + (n * p.M + m0) * p.L + (o0 * p.y1 + o1) * p.y2;
+        for (long o2 = 0; o2 < p.y2; o2 += 32) {
+            cva_block(a, x, (o0 * p.P1 + o1) * p.P2 + o2, &p, sums);
+            long nv = min(32L, p.y2 - o2);
+            int mn = (int)min(32L, p.M - m0);
+            for (int i = 0; i < mn; i++) {
+                __global ushort *yo = yr + i * p.L + o2;
+                float16 v0 = vload16(0, sums + i * 32) + bsc[i], v1 = vload16(1, sums + i * 32) + bsc[i];
+                /* round to nearest even; a NaN of arithmetic is quiet, so its top half stays NaN */
+                uint16 u0 = as_uint16(v0), u1 = as_uint16(v1);
+                ushort16 h0 = convert_ushort16((u0 + 0x7fffu + ((u0 >> 16) & 1u)) >> 16);
+                ushort16 h1 = convert_ushort16((u1 + 0x7fffu + ((u1 >> 16) & 1u)) >> 16);
+                if (nv == 32) {
+                    vstore16(h0, 0, yo);
+                    vstore16(h1, 1, yo);
+                } else {
+                    ushort t[32];
+                    vstore16(h0, 0, t);
+                    vstore16(h1, 1, t);
+                    for (int k = 0; k < nv; k++)
+                        yo[k] = t[k];
+                }
+            }
+        }
+    }
+    amx_end();
+}
+
+/* ------------------------------------------------------------------ weight gradient */
+
+/* gw[m, c, j] = sum over n and grid positions q of dyg[n, m, q] * xpad[n, c,
+ * q + t_j]: dy placed on the grid (zeros where o1 >= y1 or o2 >= y2), so
+ * that every q counts and each tap is one offset t_j again. As a product
+ * per tap, dyg is A (rows m, k along q: tile rows Lg * 2 bytes apart) and
+ * the padded source B, in the VNNI layout of position pairs: xq[n][e][i]
+ * [c][2] = (xpad[c][2i + e], xpad[c][2i + e + 1]) for parity e, so that a
+ * tap at an odd offset reads the odd plane. p.Lg: grid positions of dyg
+ * (a multiple of 32); p.S: pairs per parity plane; p.cb: 32-channel blocks
+ * of c; p.Mp: m padded to 32; p.hb: 32-position steps per K block. */
+
+/* Work-item (grid row, m, n): P2 positions of dyg (zeros past the end). */
+__kernel void conv_amx_wg_dy(__global const ushort *dy, __global ushort *dyg, tocl_conv_ig_params p)
+{
+    long r = get_global_id(0), m = get_global_id(1), n = get_global_id(2);
+    if (r * p.P2 >= p.Lg || m >= p.Mp)
+        return;
+    __global ushort *d = dyg + p.dyt_off + (n * p.Mp + m) * p.Lg + r * p.P2;
+    long o0 = r / p.P1, o1 = r % p.P1, len = min(p.P2, p.Lg - r * p.P2);
+    int in = m < p.M && o0 < p.y0 && o1 < p.y1;
+    __global const ushort *s = dy + p.y_off + ((n * p.M + m) * p.y0 + o0) * p.y1 * p.y2 + o1 * p.y2;
+    for (long u = 0; u < len; u++)
+        d[u] = in && u < p.y2 ? s[u] : 0;
+}
+
+/* Work-item (pair i, n): row i of both parity planes, every channel. */
+__kernel void conv_amx_wg_x(__global const ushort *x, __global uint *xq, tocl_conv_ig_params p)
+{
+    long i = get_global_id(0), n = get_global_id(1);
+    if (i >= p.S)
+        return;
+    long cp = p.cb * 32, plane = p.x0 * p.x1 * p.x2, grid = p.P0 * p.P1 * p.P2;
+    long off[3]; /* source offsets of padded positions 2i, 2i + 1, 2i + 2 (-1: zero) */
+    for (int t = 0; t < 3; t++) {
+        long q = 2 * i + t, u2 = q % p.P2 - p.p2, r = q / p.P2, u1 = r % p.P1 - p.p1, u0 = r / p.P1 - p.p0;
+        off[t] = q < grid && u0 >= 0 && u0 < p.x0 && u1 >= 0 && u1 < p.x1 && u2 >= 0 && u2 < p.x2
+                     ? (u0 * p.x1 + u1) * p.x2 + u2
+                     : -1;
+    }
+    __global const ushort *s = x + p.src_off + n * p.C * plane;
+    __global uint *d0 = xq + p.xp_off / 2 + ((n * 2 + 0) * p.S + i) * cp;
+    __global uint *d1 = xq + p.xp_off / 2 + ((n * 2 + 1) * p.S + i) * cp;
+    for (long c = 0; c < cp; c++) {
+        uint v0 = 0, v1 = 0, v2 = 0;
+        if (c < p.C) {
+            __global const ushort *sc = s + c * plane;
+            v0 = off[0] >= 0 ? sc[off[0]] : 0;
+            v1 = off[1] >= 0 ? sc[off[1]] : 0;
+            v2 = off[2] >= 0 ? sc[off[2]] : 0;
+        }
+        d0[c] = v0 | v1 << 16;
+        d1[c] = v1 | v2 << 16;
+    }
+}
+
+/* Work-item (32 m x 32 c block, split): K steps [k0, k1) of the depth (n,
+ * 32-position step), in blocks of hb steps; within a block, every tap in
+ * turn adds to its 32 x 32 float sums in part (tiles in, products, tiles
+ * out), so that the block's dyg rows (A) are reused from cache by all taps. */
+__attribute__((target("amx-tile,amx-bf16"))) static void cva_wg_tap(__global const ushort *dyg,
+                                                                    __global const ushort *xq, long t, long s0,
+                                                                    long s1, long mb, long cbk,
+                                                                    const tocl_conv_ig_params *pp, void *sums,
+                                                                    int first)
+{
+    tocl_conv_ig_params p = *pp;
+    if (first) {
+        __builtin_ia32_tilezero(0);
+        __builtin_ia32_tilezero(1);
+        __builtin_ia32_tilezero(2);
+        __builtin_ia32_tilezero(3);
+    } else {
+        __builtin_ia32_tileloadd64(0, sums, 128);
+        __builtin_ia32_tileloadd64(1, (char *)sums + 64, 128);
+        __builtin_ia32_tileloadd64(2, (char *)sums + 16 * 128, 128);
+        __builtin_ia32_tileloadd64(3, (char *)sums + 16 * 128 + 64, 128);
+    }
+    long steps = p.Lg / 32, cp = p.cb * 32, e = t & 1;
+    for (long st = s0; st < s1; st++) {
+        long n = st / steps, q0 = (st % steps) * 32;
+        __global const ushort *a = dyg + p.dyt_off + (n * p.Mp + mb * 32) * p.Lg + q0;
+        __global const ushort *b = xq + p.xp_off + (((n * 2 + e) * p.S + (q0 + t - e) / 2) * cp + cbk * 32) * 2;
+        __builtin_ia32_tileloadd64(4, AMX_PTR(a), p.Lg * 2);
+        __builtin_ia32_tileloadd64(6, AMX_PTR(b), cp * 4);
+        __builtin_ia32_tdpbf16ps(0, 4, 6);
+        __builtin_ia32_tileloadd64(7, AMX_PTR(b + 32), cp * 4);
+        __builtin_ia32_tdpbf16ps(1, 4, 7);
+        __builtin_ia32_tileloadd64(5, AMX_PTR(a + 16 * p.Lg), p.Lg * 2);
+        __builtin_ia32_tdpbf16ps(2, 5, 6);
+        __builtin_ia32_tdpbf16ps(3, 5, 7);
+    }
+    __builtin_ia32_tilestored64(0, sums, 128);
+    __builtin_ia32_tilestored64(1, (char *)sums + 64, 128);
+    __builtin_ia32_tilestored64(2, (char *)sums + 16 * 128, 128);
+    __builtin_ia32_tilestored64(3, (char *)sums + 16 * 128 + 64, 128);
+}
+
+__kernel void conv_amx_wg(__global const ushort *dyg, __global const ushort *xq, __global float *part,
+                          tocl_conv_ig_params p)
+{
+    long blk = get_global_id(0), split = get_global_id(1);
+    long mbs = p.Mp / 32, mb = blk % mbs, cbk = blk / mbs;
+    if (cbk >= p.cb || split >= p.nsplit)
+        return;
+    long total = p.N * (p.Lg / 32), k0 = total * split / p.nsplit, k1 = total * (split + 1) / p.nsplit;
+    __global float *ps = part + p.part_off + (split * p.kvol * mbs * p.cb) * 1024;
+    amx_begin();
+    for (long b0 = k0; b0 < k1; b0 += p.hb) {
+        long b1 = min(k1, b0 + p.hb);
+        long j = 0;
+        for (long j0 = 0; j0 < p.k0; j0++)
+            for (long j1 = 0; j1 < p.k1; j1++)
+                for (long j2 = 0; j2 < p.k2; j2++, j++) {
+                    long t = (j0 * p.d0 * p.P1 + j1 * p.d1) * p.P2 + j2 * p.d2;
+                    __global float *sums = ps + ((j * mbs + mb) * p.cb + cbk) * 1024;
+                    cva_wg_tap(dyg, xq, t, b0, b1, mb, cbk, &p, AMX_PTR(sums), p.first && b0 == k0);
+                }
+    }
+    amx_end();
+}
+
+/* Work-item (m, c, j): gw[m, c, j] = the splits' sums in a fixed order,
+ * rounded once. */
+__kernel void conv_amx_wg_reduce(__global const float *part, __global ushort *gw, tocl_conv_ig_params p)
+{
+    long id = get_global_id(0), total = p.M * p.C * p.kvol;
+    if (id >= total)
+        return;
+    long j = id % p.kvol, c = (id / p.kvol) % p.C, m = id / (p.kvol * p.C);
+    long mbs = p.Mp / 32;
+    long at = p.part_off + ((j * mbs + m / 32) * p.cb + c / 32) * 1024 + (m % 32) * 32 + c % 32;
+    float s = 0.0f;
+    for (long i = 0; i < p.nsplit; i++)
+        s += part[at + i * p.kvol * mbs * p.cb * 1024];
+    uint u = as_uint(s);
+    gw[p.w_off + id] = isnan(s) ? (ushort)0x7fc0 : (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}

@@ -1,0 +1,176 @@
+/* conv_amx.c - stride-1 bfloat16 convolutions (forward, and the input
+ * gradient as the forward of dy with the flipped, transposed kernel) on the
+ * AMX tiles of a PoCL CPU device (kernels/conv_amx.cl). The source is
+ * copied once, zero-padded, into channel-pair planes that the tile loads
+ * read as they are; the weight is packed once; no column matrix. */
+#include <string.h>
+
+#include "ops/conv_internal.h"
+
+#define CVA_BLOCK 32
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* TORCH_OCL_CONV_AMX=0 keeps bfloat16 convolutions on the float32 implicit
+ * GEMM (comparisons, tests). */
+int tocl_conv_amx_usable(int dev, int stream, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt) {
+    if (dt != TOCL_BF16 || d->groups != 1 || g->Kg <= 0 || tocl_conv_pointwise(g) ||
+        tocl_env_off("TORCH_OCL_CONV_AMX"))
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (g->s[i] != 1)
+            return 0;
+    return tocl_gemm_amx_usable(dev, stream);
+}
+
+tocl_status tocl_conv_amx_run(int dev, int stream, const conv_ig_job *j) {
+    tocl_conv_ig_params p;
+    memset(&p, 0, sizeof p);
+    p.C = j->C, p.M = j->M;
+    p.x0 = j->sx[0], p.x1 = j->sx[1], p.x2 = j->sx[2];
+    p.p0 = j->pad[0], p.p1 = j->pad[1], p.p2 = j->pad[2];
+    p.P0 = p.x0 + 2 * p.p0, p.P1 = p.x1 + 2 * p.p1, p.P2 = p.x2 + 2 * p.p2;
+    p.y0 = j->so[0], p.y1 = j->so[1], p.y2 = j->so[2], p.L = p.y0 * p.y1 * p.y2;
+    p.k0 = j->k[0], p.k1 = j->k[1], p.k2 = j->k[2], p.kvol = p.k0 * p.k1 * p.k2;
+    p.d0 = j->dil[0], p.d1 = j->dil[1], p.d2 = j->dil[2];
+    p.w_off = j->w_off, p.b_off = j->b_off, p.has_bias = j->has_bias;
+    p.flip = j->flip, p.wC = j->M;
+    p.cb = (p.C + 31) / 32, p.Mp = round_up(p.M, CVA_BLOCK);
+    /* The last block reads 32 positions from the last output row's start
+     * past every tap's offset: zeros up to there. */
+    int64_t qmax = ((p.y0 - 1) * p.P1 + p.y1 - 1) * p.P2 + round_up(p.y2, CVA_BLOCK);
+    int64_t tap = ((p.k0 - 1) * p.d0 * p.P1 + (p.k1 - 1) * p.d1) * p.P2 + (p.k2 - 1) * p.d2;
+    int64_t need = qmax + tap > p.P0 * p.P1 * p.P2 ? qmax + tap : p.P0 * p.P1 * p.P2;
+    p.S = round_up(need, p.P2);
+    int64_t plane = p.cb * 32 * p.S; /* elements of one item's padded copy */
+    int64_t nb = tocl_conv_chunk(j->N, plane, 2);
+    /* rows per work-item: about eight work-items per compute unit */
+    int64_t rows = p.y0 * p.y1, blocks = p.Mp / CVA_BLOCK, want = 8 * (int64_t)tocl_dev_props(dev)->compute_units;
+    p.tn = 1;
+    while (p.tn < rows && nb * blocks * ((rows + 2 * p.tn - 1) / (2 * p.tn)) >= want)
+        p.tn *= 2;
+
+    conv_opnd ap = {0}, xp = {0};
+    tocl_status s = tocl_conv_workspace(dev, stream, p.Mp * p.kvol * p.cb * 32, 2, &ap);
+    if (s == TOCL_OK)
+        s = tocl_conv_workspace(dev, stream, nb * plane, 2, &xp);
+    tocl_ops_kernel *pack = NULL, *pad = NULL, *main_k = NULL;
+    if (s == TOCL_OK)
+        s = tocl_ops_kernel_get(dev, "conv_amx", "conv_amx_pack_w", "", &pack);
+    if (s == TOCL_OK)
+        s = tocl_ops_kernel_get(dev, "conv_amx", "conv_amx_pad", "", &pad);
+    if (s == TOCL_OK)
+        s = tocl_ops_kernel_get(dev, "conv_amx", "conv_amx", "", &main_k);
+    if (s == TOCL_OK) {
+        tocl_conv_ig_params pw = p;
+        pw.ap_off = ap.off;
+        size_t global[3] = {(size_t)p.Mp, (size_t)p.kvol, (size_t)p.cb}, local[3] = {16, 1, 1};
+        tocl_ops_arg a[] = {{sizeof j->w, &j->w}, {sizeof ap.buf, &ap.buf}, {sizeof pw, &pw}};
+        s = tocl_ops_launch(dev, stream, pack, 3, global, local, a, 3);
+    }
+    for (int64_t n0 = 0; n0 < j->N && s == TOCL_OK; n0 += nb) {
+        tocl_conv_ig_params q = p;
+        q.N = j->N - n0 < nb ? j->N - n0 : nb;
+        q.src_off = j->src_off + n0 * p.C * p.x0 * p.x1 * p.x2;
+        q.y_off = j->out_off + n0 * p.M * p.L;
+        q.xp_off = xp.off, q.ap_off = ap.off;
+        cl_mem src = j->src;
+        size_t pg[3] = {(size_t)(p.cb * 16), (size_t)q.N, 1}, pl[3] = {1, 1, 1};
+        tocl_ops_arg pa[] = {{sizeof src, &src}, {sizeof xp.buf, &xp.buf}, {sizeof q, &q}};
+        s = tocl_ops_launch(dev, stream, pad, 3, pg, pl, pa, 3);
+        if (s != TOCL_OK)
+            break;
+        cl_mem bias = j->has_bias ? j->bias : j->out;
+        size_t global[3] = {(size_t)((rows + p.tn - 1) / p.tn), (size_t)blocks, (size_t)q.N}, local[3] = {1, 1, 1};
+        tocl_ops_arg ma[] = {{sizeof ap.buf, &ap.buf}, {sizeof xp.buf, &xp.buf}, {sizeof j->out, &j->out},
+                             {sizeof bias, &bias}, {sizeof q, &q}};
+        s = tocl_ops_launch(dev, stream, main_k, 3, global, local, ma, 5);
+    }
+    conv_opnd *ws[] = {&ap, &xp};
+    for (int i = 0; i < 2; i++) {
+        tocl_status fs = ws[i]->addr ? tocl_mem_free(ws[i]->addr) : TOCL_OK;
+        if (s == TOCL_OK)
+            s = fs;
+    }
+    return s;
+}
+
+/* The weight gradient (stride 1, one group, not 1x1) on the tiles: dy laid
+ * on the padded grid, x in position-pair planes of both parities, float
+ * partial sums per split of the depth, reduced and rounded once. */
+tocl_status tocl_conv_amx_wg_run(int dev, int stream, const tocl_conv_desc *d, const conv_geo *g,
+                                 const conv_opnd *ox, const conv_opnd *oy, const conv_opnd *ow) {
+    tocl_conv_ig_params p;
+    memset(&p, 0, sizeof p);
+    p.C = d->cx, p.M = d->cy;
+    p.x0 = g->x[0], p.x1 = g->x[1], p.x2 = g->x[2];
+    p.p0 = g->p[0], p.p1 = g->p[1], p.p2 = g->p[2];
+    p.P0 = p.x0 + 2 * p.p0, p.P1 = p.x1 + 2 * p.p1, p.P2 = p.x2 + 2 * p.p2;
+    p.y0 = g->y[0], p.y1 = g->y[1], p.y2 = g->y[2], p.L = g->L;
+    p.k0 = g->k[0], p.k1 = g->k[1], p.k2 = g->k[2], p.kvol = g->kvol;
+    p.d0 = g->d[0], p.d1 = g->d[1], p.d2 = g->d[2];
+    p.w_off = ow->off;
+    p.cb = (p.C + 31) / 32, p.Mp = round_up(p.M, CVA_BLOCK);
+    p.Lg = round_up(((p.y0 - 1) * p.P1 + p.y1 - 1) * p.P2 + p.y2, CVA_BLOCK);
+    int64_t tmax = ((p.k0 - 1) * p.d0 * p.P1 + (p.k1 - 1) * p.d1) * p.P2 + (p.k2 - 1) * p.d2;
+    p.S = (p.Lg - CVA_BLOCK + tmax) / 2 + 16 + 1; /* pairs per parity plane: the last tile's rows */
+    p.hb = 16;
+    int64_t cp = p.cb * 32, mbs = p.Mp / CVA_BLOCK, blocks = mbs * p.cb;
+    int64_t per = p.Mp * p.Lg + 2 * p.S * cp * 2; /* elements of dyg and xq per batch item */
+    int64_t nb = tocl_conv_chunk(d->batch, per, 2);
+    /* splits: about eight work-items per compute unit, at least 4 steps each */
+    int64_t want = 8 * (int64_t)tocl_dev_props(dev)->compute_units, steps = nb * (p.Lg / CVA_BLOCK);
+    p.nsplit = 1;
+    while (blocks * p.nsplit < want && steps / (2 * p.nsplit) >= 4 && p.nsplit < 64)
+        p.nsplit *= 2;
+    int64_t part = p.nsplit * p.kvol * blocks * 1024;
+
+    conv_opnd ws = {0}, pt = {0};
+    tocl_status s = tocl_conv_workspace(dev, stream, nb * per, 2, &ws);
+    if (s == TOCL_OK)
+        s = tocl_conv_workspace(dev, stream, part, 4, &pt);
+    tocl_ops_kernel *kdy = NULL, *kx = NULL, *kwg = NULL, *kred = NULL;
+    if (s == TOCL_OK)
+        s = tocl_ops_kernel_get(dev, "conv_amx", "conv_amx_wg_dy", "", &kdy);
+    if (s == TOCL_OK)
+        s = tocl_ops_kernel_get(dev, "conv_amx", "conv_amx_wg_x", "", &kx);
+    if (s == TOCL_OK)
+        s = tocl_ops_kernel_get(dev, "conv_amx", "conv_amx_wg", "", &kwg);
+    if (s == TOCL_OK)
+        s = tocl_ops_kernel_get(dev, "conv_amx", "conv_amx_wg_reduce", "", &kred);
+    p.part_off = pt.off;
+    for (int64_t n0 = 0; n0 < d->batch && s == TOCL_OK; n0 += nb) {
+        tocl_conv_ig_params q = p;
+        q.N = d->batch - n0 < nb ? d->batch - n0 : nb;
+        q.first = n0 == 0;
+        q.src_off = ox->off + n0 * p.C * g->xvol;
+        q.y_off = oy->off + n0 * p.M * p.L;
+        q.dyt_off = ws.off, q.xp_off = ws.off + q.N * p.Mp * p.Lg;
+        q.xp_off = round_up(q.xp_off, 2); /* xq is read as uint */
+        size_t g1[3] = {(size_t)((p.Lg + p.P2 - 1) / p.P2), (size_t)p.Mp, (size_t)q.N}, l1[3] = {1, 1, 1};
+        tocl_ops_arg a1[] = {{sizeof oy->buf, &oy->buf}, {sizeof ws.buf, &ws.buf}, {sizeof q, &q}};
+        s = tocl_ops_launch(dev, stream, kdy, 3, g1, l1, a1, 3);
+        size_t g2[3] = {(size_t)p.S, (size_t)q.N, 1}, l2[3] = {1, 1, 1};
+        tocl_ops_arg a2[] = {{sizeof ox->buf, &ox->buf}, {sizeof ws.buf, &ws.buf}, {sizeof q, &q}};
+        if (s == TOCL_OK)
+            s = tocl_ops_launch(dev, stream, kx, 3, g2, l2, a2, 3);
+        size_t g3[3] = {(size_t)blocks, (size_t)p.nsplit, 1}, l3[3] = {1, 1, 1};
+        tocl_ops_arg a3[] = {{sizeof ws.buf, &ws.buf}, {sizeof ws.buf, &ws.buf}, {sizeof pt.buf, &pt.buf},
+                             {sizeof q, &q}};
+        if (s == TOCL_OK)
+            s = tocl_ops_launch(dev, stream, kwg, 3, g3, l3, a3, 4);
+    }
+    if (s == TOCL_OK) {
+        tocl_ops_arg a[] = {{sizeof pt.buf, &pt.buf}, {sizeof ow->buf, &ow->buf}, {sizeof p, &p}};
+        int64_t items = p.M * p.C * p.kvol;
+        size_t gg[3] = {(size_t)round_up(items, 64), 1, 1}, ll[3] = {64, 1, 1};
+        s = tocl_ops_launch(dev, stream, kred, 3, gg, ll, a, 3);
+    }
+    conv_opnd *w2[] = {&ws, &pt};
+    for (int i = 0; i < 2; i++) {
+        tocl_status fs = w2[i]->addr ? tocl_mem_free(w2[i]->addr) : TOCL_OK;
+        if (s == TOCL_OK)
+            s = fs;
+    }
+    return s;
+}
