@@ -281,19 +281,21 @@ __kernel void conv_amx_wg(__global const ushort *dyg, __global const ushort *xq,
     amx_end();
 }
 
-/* Work-item (m, c, j): gw[m, c, j] = the splits' sums in a fixed order,
- * rounded once. */
+/* Work-item (m, c): gw[m, c, j] for every tap j = the splits' sums in a
+ * fixed order, rounded once; neighbouring work-items read neighbouring
+ * sums of each tap's block. */
 __kernel void conv_amx_wg_reduce(__global const float *part, __global ushort *gw, tocl_conv_ig_params p)
 {
-    long id = get_global_id(0), total = p.M * p.C * p.kvol;
-    if (id >= total)
+    long id = get_global_id(0);
+    if (id >= p.M * p.C)
         return;
-    long j = id % p.kvol, c = (id / p.kvol) % p.C, m = id / (p.kvol * p.C);
-    long mbs = p.Mp / 32;
-    long at = p.part_off + ((j * mbs + m / 32) * p.cb + c / 32) * 1024 + (m % 32) * 32 + c % 32;
-    float s = 0.0f;
-    for (long i = 0; i < p.nsplit; i++)
-        s += part[at + i * p.kvol * mbs * p.cb * 1024];
-    uint u = as_uint(s);
-    gw[p.w_off + id] = isnan(s) ? (ushort)0x7fc0 : (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    long c = id % p.C, m = id / p.C, mbs = p.Mp / 32, tap = mbs * p.cb * 1024;
+    __global const float *s0 = part + p.part_off + ((m / 32) * p.cb + c / 32) * 1024 + (m % 32) * 32 + c % 32;
+    for (long j = 0; j < p.kvol; j++) {
+        float s = 0.0f;
+        for (long i = 0; i < p.nsplit; i++)
+            s += s0[(i * p.kvol + j) * tap];
+        uint u = as_uint(s);
+        gw[p.w_off + id * p.kvol + j] = isnan(s) ? (ushort)0x7fc0 : (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    }
 }

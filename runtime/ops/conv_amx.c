@@ -162,7 +162,7 @@ tocl_status tocl_conv_amx_wg_run(int dev, int stream, const tocl_conv_desc *d, c
     }
     if (s == TOCL_OK) {
         tocl_ops_arg a[] = {{sizeof pt.buf, &pt.buf}, {sizeof ow->buf, &ow->buf}, {sizeof p, &p}};
-        int64_t items = p.M * p.C * p.kvol;
+        int64_t items = p.M * p.C;
         size_t gg[3] = {(size_t)round_up(items, 64), 1, 1}, ll[3] = {64, 1, 1};
         s = tocl_ops_launch(dev, stream, kred, 3, gg, ll, a, 3);
     }
