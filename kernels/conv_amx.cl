@@ -1,58 +1,93 @@
-/* conv_amx.cl - stride-1 bfloat16 convolution on Intel AMX tiles, with no
- * column matrix (runtime/ops/conv_amx.c; built only where the GEMM's AMX
- * probe passed, runtime/ops/gemm_amx.c).
+/* conv_amx.cl - bfloat16 convolution on Intel AMX tiles, with no column
+ * matrix (runtime/ops/conv_amx.c; built only where the GEMM's AMX probe
+ * passed, runtime/ops/gemm_amx.c).
  *
  * The grid-position trick of the implicit GEMM (conv_params.h): the source
- * is copied zero-padded, and output position (o0, o1, o2) is grid position
- * q = (o0 * P1 + o1) * P2 + o2, so tap j reads the padded plane at q plus
- * one offset for every q. Here the copy is laid out for the tiles: xp[n]
- * [c / 2][S][2], each pair of channels a plane of S positions with the two
- * channels side by side. Sixteen consecutive positions of 32 channels are
- * then a tile in the VNNI layout of a product's B operand, rows (channel
- * pairs) S * 4 bytes apart: loaded straight from the padded copy, for any
+ * is copied zero-padded, split by the strides f into f0 f1 f2 phase planes
+ * of G0 x G1 x G2 positions (phase r holds padded position f u + r at grid
+ * position u), and output position (o0, o1, o2) is grid position
+ * q = (o0 G1 + o1) G2 + o2; tap j, at padded distance a = j d, reads phase
+ * (a mod f) at q + ((a0 div f0) G1 + a1 div f1) G2 + a2 div f2: one offset
+ * for every q. At stride 1 there is one phase, the padded source itself.
+ *
+ * Here the copy is laid out for the tiles: xp[n][c / 2][phase][S][2], each
+ * pair of channels a plane of S positions per phase with the two channels
+ * side by side. Sixteen consecutive positions of 32 channels are then a
+ * tile in the VNNI layout of a product's B operand, rows (channel pairs)
+ * phases * S * 4 bytes apart: loaded straight from the padded copy, for any
  * tap, with no packing. The weight is the A operand, packed once into tiles
  * of 16 output channels x 32 source channels per tap.
  *
  * Parameters: tocl_conv_ig_params, with cb the source's 32-channel tiles,
- * Mp the output channels padded to 32, tn the output rows per work-item and
- * S the positions per channel pair (zeros after the last padded row, so
- * that every block's reads stay inside). */
+ * Mp the output channels padded to 32, tn the output rows per work-item, f
+ * and G as above, PS = f0 f1 f2 (phases) and S the positions per channel
+ * pair and phase (zeros after the last grid row, so that every block's
+ * reads stay inside). */
 #include "conv_params.h"
 #include "amx_tiles.h"
 
-/* Work-item (pair, n): the pair's plane, every row of it; grid rows past
- * the padded source are zero. */
+/* Phase and grid offset of tap (j0, j1, j2). */
+inline long cva_tap(const tocl_conv_ig_params *p, long j0, long j1, long j2, long *ph)
+{
+    long a0 = j0 * p->d0, a1 = j1 * p->d1, a2 = j2 * p->d2;
+    *ph = ((a0 % p->f0) * p->f1 + a1 % p->f1) * p->f2 + a2 % p->f2;
+    return ((a0 / p->f0) * p->G1 + a1 / p->f1) * p->G2 + a2 / p->f2;
+}
+
+/* Grid position q of phase ph to the source offset of its padded position
+ * ((u0 x1 + u1) x2 + u2 of one channel), or -1 in the padding or past the
+ * grid. */
+inline long cva_source(const tocl_conv_ig_params *p, long ph, long q)
+{
+    long r2 = ph % p->f2, r1 = (ph / p->f2) % p->f1, r0 = ph / (p->f1 * p->f2);
+    long g2 = q % p->G2, g = q / p->G2, g1 = g % p->G1, g0 = g / p->G1;
+    long u0 = p->f0 * g0 + r0 - p->p0, u1 = p->f1 * g1 + r1 - p->p1, u2 = p->f2 * g2 + r2 - p->p2;
+    return g0 < p->G0 && u0 >= 0 && u0 < p->x0 && u1 >= 0 && u1 < p->x1 && u2 >= 0 && u2 < p->x2
+               ? (u0 * p->x1 + u1) * p->x2 + u2
+               : -1;
+}
+
+/* Work-item (pair, phase, n): the pair's plane of that phase, every grid
+ * row; rows past the grid are zero. Source coordinates per row, then a
+ * stride f2 along it: no division per element. */
 __kernel void conv_amx_pad(__global const ushort *src, __global ushort *xp, tocl_conv_ig_params p)
 {
-    long pr = get_global_id(0), n = get_global_id(1);
-    if (pr >= p.cb * 16)
+    long pr = get_global_id(0), ph = get_global_id(1), n = get_global_id(2);
+    if (pr >= p.cb * 16 || ph >= p.PS)
         return;
-    long c = 2 * pr, rows = p.S / p.P2;
-    long lo = p.p2, hi = p.p2 + p.x2; /* source columns land at [lo, hi) */
+    long c = 2 * pr, rows = p.S / p.G2, plane = p.x0 * p.x1 * p.x2;
+    long r2 = ph % p.f2, r1 = (ph / p.f2) % p.f1, r0 = ph / (p.f1 * p.f2);
+    __global const ushort *s0 = src + p.src_off + (n * p.C + c) * plane, *s1 = s0 + plane;
+    int has0 = c < p.C, has1 = c + 1 < p.C;
+    /* positions u of a row read source column f2 u + r2 - p2: [lo, hi) inside */
+    long lo = max(0L, (p.p2 - r2 + p.f2 - 1) / p.f2), hi = min(p.G2, (p.x2 + p.p2 - r2 + p.f2 - 1) / p.f2);
     for (long row = 0; row < rows; row++) {
-        __global ushort *d = xp + p.xp_off + ((n * p.cb * 16 + pr) * p.S + row * p.P2) * 2;
-        long u0 = row / p.P1 - p.p0, u1 = row % p.P1 - p.p1;
-        int inrow = row < p.P0 * p.P1 && u0 >= 0 && u0 < p.x0 && u1 >= 0 && u1 < p.x1;
-        __global const ushort *s0 = src + p.src_off + ((n * p.C + c) * p.x0 + u0) * p.x1 * p.x2 + u1 * p.x2;
-        __global const ushort *s1 = s0 + p.x0 * p.x1 * p.x2;
-        int has0 = inrow && c < p.C, has1 = inrow && c + 1 < p.C;
+        __global ushort *d = xp + p.xp_off + (((n * p.cb * 16 + pr) * p.PS + ph) * p.S + row * p.G2) * 2;
+        long g0 = row / p.G1, g1 = row % p.G1;
+        long u0 = p.f0 * g0 + r0 - p.p0, u1 = p.f1 * g1 + r1 - p.p1;
+        int in = g0 < p.G0 && u0 >= 0 && u0 < p.x0 && u1 >= 0 && u1 < p.x1;
         long u = 0;
-        if (has0 && has1) {
-            for (; u < lo; u++)
+        if (!in || !has0 || lo >= hi) {
+            for (; u < p.G2; u++)
                 d[2 * u] = 0, d[2 * u + 1] = 0;
+            continue;
+        }
+        __global const ushort *a = s0 + (u0 * p.x1 + u1) * p.x2 + r2 - p.p2, *b = s1 + (u0 * p.x1 + u1) * p.x2 + r2 - p.p2;
+        for (; u < lo; u++)
+            d[2 * u] = 0, d[2 * u + 1] = 0;
+        if (p.f2 == 1 && has1) {
             for (; u + 16 <= hi; u += 16) {
-                ushort16 e = vload16(0, s0 + u - lo), o = vload16(0, s1 + u - lo);
+                ushort16 e = vload16(0, a + u), o = vload16(0, b + u);
                 vstore16((ushort16)(e.s0, o.s0, e.s1, o.s1, e.s2, o.s2, e.s3, o.s3, e.s4, o.s4, e.s5, o.s5, e.s6,
                                     o.s6, e.s7, o.s7), 0, d + 2 * u);
                 vstore16((ushort16)(e.s8, o.s8, e.s9, o.s9, e.sa, o.sa, e.sb, o.sb, e.sc, o.sc, e.sd, o.sd, e.se,
                                     o.se, e.sf, o.sf), 1, d + 2 * u);
             }
         }
-        for (; u < p.P2; u++) {
-            int in = u >= lo && u < hi;
-            d[2 * u] = has0 && in ? s0[u - lo] : 0;
-            d[2 * u + 1] = has1 && in ? s1[u - lo] : 0;
-        }
+        for (; u < hi; u++)
+            d[2 * u] = a[p.f2 * u], d[2 * u + 1] = has1 ? b[p.f2 * u] : 0;
+        for (; u < p.G2; u++)
+            d[2 * u] = 0, d[2 * u + 1] = 0;
     }
 }
 
@@ -87,15 +122,15 @@ __attribute__((target("amx-tile,amx-bf16"))) static void cva_block(__global cons
     __builtin_ia32_tilezero(2);
     __builtin_ia32_tilezero(3);
     long arow = p.kvol * p.cb * AMX_TILE; /* the second row tile of the weight */
-    long xs = p.S * 4;                    /* bytes from one channel pair to the next */
+    long xs = p.PS * p.S * 4;             /* bytes from one channel pair to the next */
     long j = 0;
     for (long j0 = 0; j0 < p.k0; j0++)
         for (long j1 = 0; j1 < p.k1; j1++)
             for (long j2 = 0; j2 < p.k2; j2++, j++) {
-                long off = q + (j0 * p.d0 * p.P1 + j1 * p.d1) * p.P2 + j2 * p.d2;
+                long ph, off = q + cva_tap(&p, j0, j1, j2, &ph);
                 for (long ct = 0; ct < p.cb; ct++) {
                     __global const ushort *at = a + (j * p.cb + ct) * AMX_TILE;
-                    __global const ushort *xt = x + (ct * 16 * p.S + off) * 2;
+                    __global const ushort *xt = x + ((ct * 16 * p.PS + ph) * p.S + off) * 2;
                     __builtin_ia32_tileloadd64(4, AMX_PTR(at), 64);
                     __builtin_ia32_tileloadd64(6, AMX_PTR(xt), xs);
                     __builtin_ia32_tdpbf16ps(0, 4, 6);
@@ -123,7 +158,7 @@ __kernel void conv_amx(__global const ushort *ap, __global const ushort *xp, __g
     if (r0 >= r1 || m0 >= p.M)
         return;
     __global const ushort *a = ap + p.ap_off + (m0 / 16) * p.kvol * p.cb * AMX_TILE;
-    __global const ushort *x = xp + p.xp_off + n * p.cb * 16 * p.S * 2;
+    __global const ushort *x = xp + p.xp_off + n * p.cb * 16 * p.PS * p.S * 2;
     float bsc[32];
     for (int i = 0; i < 32; i++)
         bsc[i] = p.has_bias && m0 + i < p.M ? as_float((uint)bias[p.b_off + m0 + i] << 16) : 0.0f;
@@ -133,7 +168,7 @@ __kernel void conv_amx(__global const ushort *ap, __global const ushort *xp, __g
         long o0 = r / p.y1, o1 = r % p.y1;
         __global ushort *yr = y + p.y_off + (n * p.M + m0) * p.L + (o0 * p.y1 + o1) * p.y2;
         for (long o2 = 0; o2 < p.y2; o2 += 32) {
-            cva_block(a, x, (o0 * p.P1 + o1) * p.P2 + o2, &p, sums);
+            cva_block(a, x, (o0 * p.G1 + o1) * p.G2 + o2, &p, sums);
             long nv = min(32L, p.y2 - o2);
             int mn = (int)min(32L, p.M - m0);
             for (int i = 0; i < mn; i++) {
@@ -161,47 +196,44 @@ __kernel void conv_amx(__global const ushort *ap, __global const ushort *xp, __g
 
 /* ------------------------------------------------------------------ weight gradient */
 
-/* gw[m, c, j] = sum over n and grid positions q of dyg[n, m, q] * xpad[n, c,
- * q + t_j]: dy placed on the grid (zeros where o1 >= y1 or o2 >= y2), so
- * that every q counts and each tap is one offset t_j again. As a product
- * per tap, dyg is A (rows m, k along q: tile rows Lg * 2 bytes apart) and
- * the padded source B, in the VNNI layout of position pairs: xq[n][e][i]
- * [c][2] = (xpad[c][2i + e], xpad[c][2i + e + 1]) for parity e, so that a
- * tap at an odd offset reads the odd plane. p.Lg: grid positions of dyg
- * (a multiple of 32); p.S: pairs per parity plane; p.cb: 32-channel blocks
- * of c; p.Mp: m padded to 32; p.hb: 32-position steps per K block. */
+/* gw[m, c, j] = sum over n and grid positions q of dyg[n, m, q] * (the
+ * padded source of phase ph(j) at q + off(j)): dy placed on the grid (zeros
+ * where o1 >= y1 or o2 >= y2), so that every q counts and each tap is one
+ * phase and offset again. As a product per tap, dyg is A (rows m, k along
+ * q: tile rows Lg * 2 bytes apart) and the source B, in the VNNI layout of
+ * position pairs: xq[n][ph][e][i][c][2] = (plane ph at 2i + e, at 2i + e +
+ * 1) for parity e, so that a tap at an odd offset reads the odd plane.
+ * p.Lg: grid positions of dyg (a multiple of 32); p.S: pairs per (phase,
+ * parity) plane; p.cb: 32-channel blocks of c; p.Mp: m padded to 32; p.hb:
+ * 32-position steps per K block. */
 
-/* Work-item (grid row, m, n): P2 positions of dyg (zeros past the end). */
+/* Work-item (grid row, m, n): G2 positions of dyg (zeros past the end). */
 __kernel void conv_amx_wg_dy(__global const ushort *dy, __global ushort *dyg, tocl_conv_ig_params p)
 {
     long r = get_global_id(0), m = get_global_id(1), n = get_global_id(2);
-    if (r * p.P2 >= p.Lg || m >= p.Mp)
+    if (r * p.G2 >= p.Lg || m >= p.Mp)
         return;
-    __global ushort *d = dyg + p.dyt_off + (n * p.Mp + m) * p.Lg + r * p.P2;
-    long o0 = r / p.P1, o1 = r % p.P1, len = min(p.P2, p.Lg - r * p.P2);
+    __global ushort *d = dyg + p.dyt_off + (n * p.Mp + m) * p.Lg + r * p.G2;
+    long o0 = r / p.G1, o1 = r % p.G1, len = min(p.G2, p.Lg - r * p.G2);
     int in = m < p.M && o0 < p.y0 && o1 < p.y1;
     __global const ushort *s = dy + p.y_off + ((n * p.M + m) * p.y0 + o0) * p.y1 * p.y2 + o1 * p.y2;
     for (long u = 0; u < len; u++)
         d[u] = in && u < p.y2 ? s[u] : 0;
 }
 
-/* Work-item (pair i, n): row i of both parity planes, every channel. */
+/* Work-item (pair i, phase, n): row i of both parity planes, every channel. */
 __kernel void conv_amx_wg_x(__global const ushort *x, __global uint *xq, tocl_conv_ig_params p)
 {
-    long i = get_global_id(0), n = get_global_id(1);
-    if (i >= p.S)
+    long i = get_global_id(0), ph = get_global_id(1), n = get_global_id(2);
+    if (i >= p.S || ph >= p.PS)
         return;
-    long cp = p.cb * 32, plane = p.x0 * p.x1 * p.x2, grid = p.P0 * p.P1 * p.P2;
-    long off[3]; /* source offsets of padded positions 2i, 2i + 1, 2i + 2 (-1: zero) */
-    for (int t = 0; t < 3; t++) {
-        long q = 2 * i + t, u2 = q % p.P2 - p.p2, r = q / p.P2, u1 = r % p.P1 - p.p1, u0 = r / p.P1 - p.p0;
-        off[t] = q < grid && u0 >= 0 && u0 < p.x0 && u1 >= 0 && u1 < p.x1 && u2 >= 0 && u2 < p.x2
-                     ? (u0 * p.x1 + u1) * p.x2 + u2
-                     : -1;
-    }
+    long cp = p.cb * 32, plane = p.x0 * p.x1 * p.x2;
+    long off[3]; /* source offsets of grid positions 2i, 2i + 1, 2i + 2 (-1: zero) */
+    for (int t = 0; t < 3; t++)
+        off[t] = cva_source(&p, ph, 2 * i + t);
     __global const ushort *s = x + p.src_off + n * p.C * plane;
-    __global uint *d0 = xq + p.xp_off / 2 + ((n * 2 + 0) * p.S + i) * cp;
-    __global uint *d1 = xq + p.xp_off / 2 + ((n * 2 + 1) * p.S + i) * cp;
+    __global uint *d0 = xq + p.xp_off / 2 + (((n * p.PS + ph) * 2 + 0) * p.S + i) * cp;
+    __global uint *d1 = xq + p.xp_off / 2 + (((n * p.PS + ph) * 2 + 1) * p.S + i) * cp;
     for (long c = 0; c < cp; c++) {
         uint v0 = 0, v1 = 0, v2 = 0;
         if (c < p.C) {
@@ -220,7 +252,8 @@ __kernel void conv_amx_wg_x(__global const ushort *x, __global uint *xq, tocl_co
  * turn adds to its 32 x 32 float sums in part (tiles in, products, tiles
  * out), so that the block's dyg rows (A) are reused from cache by all taps. */
 __attribute__((target("amx-tile,amx-bf16"))) static void cva_wg_tap(__global const ushort *dyg,
-                                                                    __global const ushort *xq, long t, long s0,
+                                                                    __global const ushort *xq, long ph, long t,
+                                                                    long s0,
                                                                     long s1, long mb, long cbk,
                                                                     const tocl_conv_ig_params *pp, void *sums,
                                                                     int first)
@@ -241,7 +274,8 @@ __attribute__((target("amx-tile,amx-bf16"))) static void cva_wg_tap(__global con
     for (long st = s0; st < s1; st++) {
         long n = st / steps, q0 = (st % steps) * 32;
         __global const ushort *a = dyg + p.dyt_off + (n * p.Mp + mb * 32) * p.Lg + q0;
-        __global const ushort *b = xq + p.xp_off + (((n * 2 + e) * p.S + (q0 + t - e) / 2) * cp + cbk * 32) * 2;
+        __global const ushort *b =
+            xq + p.xp_off + ((((n * p.PS + ph) * 2 + e) * p.S + (q0 + t - e) / 2) * cp + cbk * 32) * 2;
         __builtin_ia32_tileloadd64(4, AMX_PTR(a), p.Lg * 2);
         __builtin_ia32_tileloadd64(6, AMX_PTR(b), cp * 4);
         __builtin_ia32_tdpbf16ps(0, 4, 6);
@@ -273,9 +307,9 @@ __kernel void conv_amx_wg(__global const ushort *dyg, __global const ushort *xq,
         for (long j0 = 0; j0 < p.k0; j0++)
             for (long j1 = 0; j1 < p.k1; j1++)
                 for (long j2 = 0; j2 < p.k2; j2++, j++) {
-                    long t = (j0 * p.d0 * p.P1 + j1 * p.d1) * p.P2 + j2 * p.d2;
+                    long ph, t = cva_tap(&p, j0, j1, j2, &ph);
                     __global float *sums = ps + ((j * mbs + mb) * p.cb + cbk) * 1024;
-                    cva_wg_tap(dyg, xq, t, b0, b1, mb, cbk, &p, AMX_PTR(sums), p.first && b0 == k0);
+                    cva_wg_tap(dyg, xq, ph, t, b0, b1, mb, cbk, &p, AMX_PTR(sums), p.first && b0 == k0);
                 }
     }
     amx_end();

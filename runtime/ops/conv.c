@@ -250,7 +250,7 @@ tocl_status tocl_conv_forward(int dev, int stream, const tocl_conv_desc *d, cons
                             {sizeof oy.buf, &oy.buf}, {sizeof p, &p}};
         return conv_launch(dev, stream, dt, "conv_depthwise", d->batch * d->cy * g.y[0] * g.y[1], a, 5);
     }
-    int amx = tocl_conv_amx_usable(dev, stream, d, &g, dt);
+    int amx = tocl_conv_amx_usable(dev, stream, d, &g, dt, 0);
     if (amx || tocl_conv_ig_usable(dev, d, &g, dt, 1)) { /* implicit GEMM, no column matrix */
         conv_ig_job j = {ox.buf, ow.buf, oy.buf, bias ? ob.buf : NULL, ox.off, ow.off, oy.off, ob.off,
                          d->batch, d->cx, d->cy, {0}, {0}, {0}, {0}, {0}, 0, bias != NULL, {0}};
@@ -364,7 +364,7 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
     /* stride 1: the input gradient is a stride-1 convolution of y padded
      * by d * (k - 1) - p with the transposed, flipped kernel; the implicit
      * GEMM sums every tap of an x element in float and rounds it once */
-    int amx = tocl_conv_amx_usable(dev, stream, d, &g, dt);
+    int amx = tocl_conv_amx_usable(dev, stream, d, &g, dt, 1);
     int ig = amx || tocl_conv_ig_usable(dev, d, &g, dt, 0);
     for (int i = 0; i < 3 && ig; i++)
         ig = g.p[i] <= g.d[i] * (g.k[i] - 1);
@@ -499,7 +499,7 @@ tocl_status tocl_conv_backward_weight(int dev, int stream, const tocl_conv_desc 
                             {sizeof p, &p}};
         return conv_launch(dev, stream, dt, "conv_depthwise_bwd_weight", d->cy * g.kvol, a, 4);
     }
-    if (tocl_conv_amx_usable(dev, stream, d, &g, dt) && d->batch > 0 && g.L > 0)
+    if (tocl_conv_amx_usable(dev, stream, d, &g, dt, 0) && d->batch > 0 && g.L > 0)
         return tocl_conv_amx_wg_run(dev, stream, d, &g, &ox, &oy, &ow);
     if (pointwise_wgrad_usable(dev, d, &g, dt))
         return pointwise_wgrad(dev, stream, d, &g, &ox, &oy, &ow);

@@ -1,6 +1,7 @@
-/* conv_amx.c - stride-1 bfloat16 convolutions (forward, and the input
- * gradient as the forward of dy with the flipped, transposed kernel) on the
- * AMX tiles of a PoCL CPU device (kernels/conv_amx.cl). The source is
+/* conv_amx.c - bfloat16 convolutions on the AMX tiles of a PoCL CPU device
+ * (kernels/conv_amx.cl): the forward and the weight gradient at any stride
+ * and dilation (phase planes), the input gradient at stride 1 (the forward
+ * of dy with the flipped, transposed kernel). The source is
  * copied once, zero-padded, into channel-pair planes that the tile loads
  * read as they are; the weight is packed once; no column matrix. */
 #include <string.h>
@@ -12,15 +13,35 @@
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 /* TORCH_OCL_CONV_AMX=0 keeps bfloat16 convolutions on the float32 implicit
- * GEMM (comparisons, tests). */
-int tocl_conv_amx_usable(int dev, int stream, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt) {
-    if (dt != TOCL_BF16 || d->groups != 1 || g->Kg <= 0 || tocl_conv_pointwise(g) ||
+ * GEMM (comparisons, tests). 1x1 kernels are products already (the GEMM
+ * takes them to the tiles). The input gradient (input_grad) is a
+ * convolution of dy only at stride 1. A source of fewer than 16 channels
+ * is padded to a 32-channel tile per tap: ResNet's 3-channel 7x7 stem ran
+ * 1.4x slower than on the float32 route (10x the products), so it stays. */
+#define CVA_MIN_CHANNELS 16
+int tocl_conv_amx_usable(int dev, int stream, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt,
+                         int input_grad) {
+    int64_t src_channels = input_grad ? d->cy : d->cx;
+    if (dt != TOCL_BF16 || d->groups != 1 || g->Kg <= 0 || g->kvol == 1 || src_channels < CVA_MIN_CHANNELS ||
         tocl_env_off("TORCH_OCL_CONV_AMX"))
         return 0;
     for (int i = 0; i < 3; i++)
-        if (g->s[i] != 1)
+        if (input_grad && g->s[i] != 1)
             return 0;
     return tocl_gemm_amx_usable(dev, stream);
+}
+
+/* The phase planes of strides st (conv_amx.cl): f, G, PS. */
+static void cva_phases(tocl_conv_ig_params *p, const int64_t st[3]) {
+    p->f0 = st[0], p->f1 = st[1], p->f2 = st[2];
+    p->G0 = (p->P0 + p->f0 - 1) / p->f0, p->G1 = (p->P1 + p->f1 - 1) / p->f1, p->G2 = (p->P2 + p->f2 - 1) / p->f2;
+    p->PS = p->f0 * p->f1 * p->f2;
+}
+
+/* The largest grid offset of a tap. */
+static int64_t cva_tap_max(const tocl_conv_ig_params *p) {
+    int64_t a0 = (p->k0 - 1) * p->d0, a1 = (p->k1 - 1) * p->d1, a2 = (p->k2 - 1) * p->d2;
+    return ((a0 / p->f0) * p->G1 + a1 / p->f1) * p->G2 + a2 / p->f2;
 }
 
 tocl_status tocl_conv_amx_run(int dev, int stream, const conv_ig_job *j) {
@@ -36,13 +57,13 @@ tocl_status tocl_conv_amx_run(int dev, int stream, const conv_ig_job *j) {
     p.w_off = j->w_off, p.b_off = j->b_off, p.has_bias = j->has_bias;
     p.flip = j->flip, p.wC = j->M;
     p.cb = (p.C + 31) / 32, p.Mp = round_up(p.M, CVA_BLOCK);
+    cva_phases(&p, j->st);
     /* The last block reads 32 positions from the last output row's start
      * past every tap's offset: zeros up to there. */
-    int64_t qmax = ((p.y0 - 1) * p.P1 + p.y1 - 1) * p.P2 + round_up(p.y2, CVA_BLOCK);
-    int64_t tap = ((p.k0 - 1) * p.d0 * p.P1 + (p.k1 - 1) * p.d1) * p.P2 + (p.k2 - 1) * p.d2;
-    int64_t need = qmax + tap > p.P0 * p.P1 * p.P2 ? qmax + tap : p.P0 * p.P1 * p.P2;
-    p.S = round_up(need, p.P2);
-    int64_t plane = p.cb * 32 * p.S; /* elements of one item's padded copy */
+    int64_t qmax = ((p.y0 - 1) * p.G1 + p.y1 - 1) * p.G2 + round_up(p.y2, CVA_BLOCK), tap = cva_tap_max(&p);
+    int64_t need = qmax + tap > p.G0 * p.G1 * p.G2 ? qmax + tap : p.G0 * p.G1 * p.G2;
+    p.S = round_up(need, p.G2);
+    int64_t plane = p.cb * 32 * p.PS * p.S; /* elements of one item's padded copy */
     int64_t nb = tocl_conv_chunk(j->N, plane, 2);
     /* rows per work-item: about eight work-items per compute unit */
     int64_t rows = p.y0 * p.y1, blocks = p.Mp / CVA_BLOCK, want = 8 * (int64_t)tocl_dev_props(dev)->compute_units;
@@ -75,7 +96,7 @@ tocl_status tocl_conv_amx_run(int dev, int stream, const conv_ig_job *j) {
         q.y_off = j->out_off + n0 * p.M * p.L;
         q.xp_off = xp.off, q.ap_off = ap.off;
         cl_mem src = j->src;
-        size_t pg[3] = {(size_t)(p.cb * 16), (size_t)q.N, 1}, pl[3] = {1, 1, 1};
+        size_t pg[3] = {(size_t)(p.cb * 16), (size_t)p.PS, (size_t)q.N}, pl[3] = {1, 1, 1};
         tocl_ops_arg pa[] = {{sizeof src, &src}, {sizeof xp.buf, &xp.buf}, {sizeof q, &q}};
         s = tocl_ops_launch(dev, stream, pad, 3, pg, pl, pa, 3);
         if (s != TOCL_OK)
@@ -95,7 +116,7 @@ tocl_status tocl_conv_amx_run(int dev, int stream, const conv_ig_job *j) {
     return s;
 }
 
-/* The weight gradient (stride 1, one group, not 1x1) on the tiles: dy laid
+/* The weight gradient (one group, not 1x1) on the tiles: dy laid
  * on the padded grid, x in position-pair planes of both parities, float
  * partial sums per split of the depth, reduced and rounded once. */
 tocl_status tocl_conv_amx_wg_run(int dev, int stream, const tocl_conv_desc *d, const conv_geo *g,
@@ -111,12 +132,12 @@ tocl_status tocl_conv_amx_wg_run(int dev, int stream, const tocl_conv_desc *d, c
     p.d0 = g->d[0], p.d1 = g->d[1], p.d2 = g->d[2];
     p.w_off = ow->off;
     p.cb = (p.C + 31) / 32, p.Mp = round_up(p.M, CVA_BLOCK);
-    p.Lg = round_up(((p.y0 - 1) * p.P1 + p.y1 - 1) * p.P2 + p.y2, CVA_BLOCK);
-    int64_t tmax = ((p.k0 - 1) * p.d0 * p.P1 + (p.k1 - 1) * p.d1) * p.P2 + (p.k2 - 1) * p.d2;
-    p.S = (p.Lg - CVA_BLOCK + tmax) / 2 + 16 + 1; /* pairs per parity plane: the last tile's rows */
+    cva_phases(&p, g->s);
+    p.Lg = round_up(((p.y0 - 1) * p.G1 + p.y1 - 1) * p.G2 + p.y2, CVA_BLOCK);
+    p.S = (p.Lg - CVA_BLOCK + cva_tap_max(&p)) / 2 + 16 + 1; /* pairs per plane: the last tile's rows */
     p.hb = 16;
     int64_t cp = p.cb * 32, mbs = p.Mp / CVA_BLOCK, blocks = mbs * p.cb;
-    int64_t per = p.Mp * p.Lg + 2 * p.S * cp * 2; /* elements of dyg and xq per batch item */
+    int64_t per = p.Mp * p.Lg + p.PS * 2 * p.S * cp * 2; /* elements of dyg and xq per batch item */
     int64_t nb = tocl_conv_chunk(d->batch, per, 2);
     /* splits: about eight work-items per compute unit, at least 4 steps each */
     int64_t want = 8 * (int64_t)tocl_dev_props(dev)->compute_units, steps = nb * (p.Lg / CVA_BLOCK);
@@ -147,10 +168,10 @@ tocl_status tocl_conv_amx_wg_run(int dev, int stream, const tocl_conv_desc *d, c
         q.y_off = oy->off + n0 * p.M * p.L;
         q.dyt_off = ws.off, q.xp_off = ws.off + q.N * p.Mp * p.Lg;
         q.xp_off = round_up(q.xp_off, 2); /* xq is read as uint */
-        size_t g1[3] = {(size_t)((p.Lg + p.P2 - 1) / p.P2), (size_t)p.Mp, (size_t)q.N}, l1[3] = {1, 1, 1};
+        size_t g1[3] = {(size_t)((p.Lg + p.G2 - 1) / p.G2), (size_t)p.Mp, (size_t)q.N}, l1[3] = {1, 1, 1};
         tocl_ops_arg a1[] = {{sizeof oy->buf, &oy->buf}, {sizeof ws.buf, &ws.buf}, {sizeof q, &q}};
         s = tocl_ops_launch(dev, stream, kdy, 3, g1, l1, a1, 3);
-        size_t g2[3] = {(size_t)p.S, (size_t)q.N, 1}, l2[3] = {1, 1, 1};
+        size_t g2[3] = {(size_t)p.S, (size_t)p.PS, (size_t)q.N}, l2[3] = {1, 1, 1};
         tocl_ops_arg a2[] = {{sizeof ox->buf, &ox->buf}, {sizeof ws.buf, &ws.buf}, {sizeof q, &q}};
         if (s == TOCL_OK)
             s = tocl_ops_launch(dev, stream, kx, 3, g2, l2, a2, 3);

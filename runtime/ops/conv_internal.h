@@ -53,9 +53,11 @@ tocl_status tocl_conv_kernel(int dev, tocl_dtype dt, const char *extra, const ch
 tocl_status tocl_conv_launch_opt(int dev, int stream, tocl_dtype dt, const char *extra, const char *name,
                                  int64_t items, const tocl_ops_arg *args, int nargs);
 
-/* conv_amx.c: stride-1 bfloat16 convolutions on AMX tiles (one group, not
- * 1x1, the GEMM's AMX probe passed); a job as for tocl_conv_ig_run. */
-int tocl_conv_amx_usable(int dev, int stream, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt);
+/* conv_amx.c: bfloat16 convolutions on AMX tiles (one group, not 1x1, 16
+ * source channels or more, the GEMM's AMX probe passed; the input gradient
+ * at stride 1); a job as for tocl_conv_ig_run (j->st: the forward's strides). */
+int tocl_conv_amx_usable(int dev, int stream, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt,
+                         int input_grad);
 tocl_status tocl_conv_amx_run(int dev, int stream, const conv_ig_job *j);
 tocl_status tocl_conv_amx_wg_run(int dev, int stream, const tocl_conv_desc *d, const conv_geo *g,
                                  const conv_opnd *ox, const conv_opnd *oy, const conv_opnd *ow);

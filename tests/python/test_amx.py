@@ -4,7 +4,8 @@ there, every other device on the float32 kernels. Either way the numbers are
 checked against a float64 referee: every edge of the 32 x 32 blocks and 32-deep
 k tiles, transposed, strided and batched operands, the GEMM's epilogue
 (alpha, beta, bias), NaN and infinity, and convolutions with channel counts
-off the tiles, dilation, 1-d, 3-d and no bias, forward and all gradients. On a
+off the tiles, dilation, strides, 1-d, 3-d and no bias, forward and all
+gradients. On a
 host with AMX the tests also check that the tile kernels ran (and that
 TORCH_OCL_AMX=0 turns them off), so the route cannot silently go away."""
 
@@ -158,13 +159,20 @@ def test_switch_off():
 
 # name: (spatial size, batch, in channels, out channels, kernel, kwargs, transposed), as test_conv.CASES
 CONV = {
-    "few_channels": ((9, 11), 2, 3, 5, 3, dict(padding=1), False),
+    "out_5": ((9, 11), 2, 16, 5, 3, dict(padding=1), False),
     "channel_edges": ((7, 37), 1, 33, 40, 3, dict(padding=1), False),
     "dilation": ((10, 9), 2, 64, 17, (3, 2), dict(padding=(2, 1), dilation=(2, 1)), False),
-    "valid_k5": ((12, 13), 3, 8, 36, 5, {}, False),
+    "valid_k5": ((12, 13), 3, 24, 36, 5, {}, False),
     "wide_rows": ((3, 70), 1, 16, 32, 3, dict(padding=1), False),
     "1d": ((45,), 2, 70, 36, 5, dict(padding=2), False),
-    "3d": ((4, 5, 6), 2, 8, 8, 3, dict(padding=1), False),
+    "3d": ((4, 5, 6), 2, 16, 8, 3, dict(padding=1), False),
+    # strided forwards and weight gradients read phase planes (the input
+    # gradient keeps the float32 route there)
+    "stride2": ((11, 12), 2, 16, 12, 3, dict(stride=2, padding=1), False),
+    "7x7_s2": ((20, 23), 1, 16, 16, 7, dict(stride=2, padding=3), False),
+    "stride_dilation": ((13, 14), 1, 20, 40, 3, dict(stride=(2, 3), dilation=2, padding=2), False),
+    "1d_stride3": ((40,), 2, 34, 33, 4, dict(stride=3, padding=1), False),
+    "3d_stride2": ((6, 7, 8), 1, 16, 8, 3, dict(stride=2, padding=1), False),
 }
 
 
@@ -182,8 +190,14 @@ def test_conv(name, bias):
         assert (kernel in names) == AMX, (kernel, names)
 
 
-def test_conv_strided_stays_off_the_tiles():
-    """Stride 2 keeps the float32 implicit GEMM (the tiles read stride-1 grids)."""
-    x, w = bf16((2, 8, 11, 11), 23), bf16((8, 8, 3, 3), 24)
-    names = ocl_kernels_run(lambda: conv_run(F.conv2d, x, w, None, dict(stride=2, padding=1), torch.bfloat16))
+@pytest.mark.parametrize("case", ["groups", "1x1_stride2", "3_channels"])
+def test_conv_other_shapes_stay_off_the_tiles(case):
+    """Groups keep the float32 implicit GEMM, and so does a source of fewer
+    than 16 channels (padded to a 32-channel tile it would multiply 10x the
+    products: ResNet's RGB stem); a 1x1 kernel is a product (the GEMM's
+    tiles take it), never the convolution kernels."""
+    cin, k, kw = {"groups": (16, 3, dict(groups=2, padding=1)), "1x1_stride2": (16, 1, dict(stride=2)),
+                  "3_channels": (3, 7, dict(stride=2, padding=3))}[case]
+    x, w = bf16((2, cin, 11, 11), 23), bf16((8, cin // kw.get("groups", 1), k, k), 24)
+    names = ocl_kernels_run(lambda: conv_run(F.conv2d, x, w, None, kw, torch.bfloat16))
     assert "conv_amx" not in names and "conv_amx_wg" not in names, names
