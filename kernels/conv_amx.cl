@@ -117,10 +117,7 @@ __attribute__((target("amx-tile,amx-bf16"))) static void cva_block(__global cons
                                                                    const tocl_conv_ig_params *pp, float *sums)
 {
     tocl_conv_ig_params p = *pp;
-    __builtin_ia32_tilezero(0);
-    __builtin_ia32_tilezero(1);
-    __builtin_ia32_tilezero(2);
-    __builtin_ia32_tilezero(3);
+    amx_sums_load(sums, 128, 1);
     long arow = p.kvol * p.cb * AMX_TILE; /* the second row tile of the weight */
     long xs = p.PS * p.S * 4;             /* bytes from one channel pair to the next */
     long j = 0;
@@ -141,10 +138,7 @@ __attribute__((target("amx-tile,amx-bf16"))) static void cva_block(__global cons
                     __builtin_ia32_tdpbf16ps(3, 5, 7);
                 }
             }
-    __builtin_ia32_tilestored64(0, (void *)sums, 128);
-    __builtin_ia32_tilestored64(1, (void *)(sums + 16), 128);
-    __builtin_ia32_tilestored64(2, (void *)(sums + 16 * 32), 128);
-    __builtin_ia32_tilestored64(3, (void *)(sums + 16 * 32 + 16), 128);
+    amx_sums_store(sums, 128);
 }
 
 /* Work-item (row block, 32 output channels, n): p.tn output rows (o0, o1)
@@ -259,17 +253,7 @@ __attribute__((target("amx-tile,amx-bf16"))) static void cva_wg_tap(__global con
                                                                     int first)
 {
     tocl_conv_ig_params p = *pp;
-    if (first) {
-        __builtin_ia32_tilezero(0);
-        __builtin_ia32_tilezero(1);
-        __builtin_ia32_tilezero(2);
-        __builtin_ia32_tilezero(3);
-    } else {
-        __builtin_ia32_tileloadd64(0, sums, 128);
-        __builtin_ia32_tileloadd64(1, (char *)sums + 64, 128);
-        __builtin_ia32_tileloadd64(2, (char *)sums + 16 * 128, 128);
-        __builtin_ia32_tileloadd64(3, (char *)sums + 16 * 128 + 64, 128);
-    }
+    amx_sums_load(sums, 128, first);
     long steps = p.Lg / 32, cp = p.cb * 32, e = t & 1;
     for (long st = s0; st < s1; st++) {
         long n = st / steps, q0 = (st % steps) * 32;
@@ -285,10 +269,7 @@ __attribute__((target("amx-tile,amx-bf16"))) static void cva_wg_tap(__global con
         __builtin_ia32_tdpbf16ps(2, 5, 6);
         __builtin_ia32_tdpbf16ps(3, 5, 7);
     }
-    __builtin_ia32_tilestored64(0, sums, 128);
-    __builtin_ia32_tilestored64(1, (char *)sums + 64, 128);
-    __builtin_ia32_tilestored64(2, (char *)sums + 16 * 128, 128);
-    __builtin_ia32_tilestored64(3, (char *)sums + 16 * 128 + 64, 128);
+    amx_sums_store(sums, 128);
 }
 
 __kernel void conv_amx_wg(__global const ushort *dyg, __global const ushort *xq, __global float *part,

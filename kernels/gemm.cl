@@ -490,17 +490,7 @@ __attribute__((target("amx-tile,amx-bf16"))) static void amx_block(__global cons
                                                                    __global const ushort *b, long kts, long kt0,
                                                                    long kt1, void *part, long ps, int first)
 {
-    if (first) {
-        __builtin_ia32_tilezero(0);
-        __builtin_ia32_tilezero(1);
-        __builtin_ia32_tilezero(2);
-        __builtin_ia32_tilezero(3);
-    } else {
-        __builtin_ia32_tileloadd64(0, part, ps);
-        __builtin_ia32_tileloadd64(1, (char *)part + 64, ps);
-        __builtin_ia32_tileloadd64(2, (char *)part + 16 * ps, ps);
-        __builtin_ia32_tileloadd64(3, (char *)part + 16 * ps + 64, ps);
-    }
+    amx_sums_load(part, ps, first);
     __global const ushort *a1 = a + kts * AMX_TILE, *b1 = b + kts * AMX_TILE;
     for (long kt = kt0; kt < kt1; kt++) {
         long o = kt * AMX_TILE;
@@ -521,10 +511,7 @@ __attribute__((target("amx-tile,amx-bf16"))) static void amx_block(__global cons
         __builtin_ia32_tdpbf16ps(2, 5, 6);
         __builtin_ia32_tdpbf16ps(3, 5, 7);
     }
-    __builtin_ia32_tilestored64(0, part, ps);
-    __builtin_ia32_tilestored64(1, (char *)part + 64, ps);
-    __builtin_ia32_tilestored64(2, (char *)part + 16 * ps, ps);
-    __builtin_ia32_tilestored64(3, (char *)part + 16 * ps + 64, ps);
+    amx_sums_store(part, ps);
 }
 
 /* Work-group (one work-item) = tile [tm x tn] of C (multiples of 32);

@@ -25,6 +25,33 @@ __attribute__((target("amx-tile"))) static void amx_begin(void)
     __builtin_ia32_tile_loadconfig(cfg);
 }
 
+/* Tiles 0-3 hold the sums of a 32 x 32 block (rows 0-15 | 16-31 x columns
+ * 0-15 | 16-31): from zero (first) or from the floats at `sums`, rows `ps`
+ * bytes apart. */
+__attribute__((target("amx-tile"))) static void amx_sums_load(void *sums, long ps, int first)
+{
+    if (first) {
+        __builtin_ia32_tilezero(0);
+        __builtin_ia32_tilezero(1);
+        __builtin_ia32_tilezero(2);
+        __builtin_ia32_tilezero(3);
+    } else {
+        __builtin_ia32_tileloadd64(0, sums, ps);
+        __builtin_ia32_tileloadd64(1, (char *)sums + 64, ps);
+        __builtin_ia32_tileloadd64(2, (char *)sums + 16 * ps, ps);
+        __builtin_ia32_tileloadd64(3, (char *)sums + 16 * ps + 64, ps);
+    }
+}
+
+/* Tiles 0-3 to the floats at `sums`, rows `ps` bytes apart. */
+__attribute__((target("amx-tile"))) static void amx_sums_store(void *sums, long ps)
+{
+    __builtin_ia32_tilestored64(0, sums, ps);
+    __builtin_ia32_tilestored64(1, (char *)sums + 64, ps);
+    __builtin_ia32_tilestored64(2, (char *)sums + 16 * ps, ps);
+    __builtin_ia32_tilestored64(3, (char *)sums + 16 * ps + 64, ps);
+}
+
 /* Tiles back to their initial state: the OS then need not save them. */
 __attribute__((target("amx-tile"))) static void amx_end(void) { __builtin_ia32_tilerelease(); }
 

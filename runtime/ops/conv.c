@@ -132,6 +132,15 @@ tocl_status tocl_conv_workspace(int dev, int stream, int64_t n, size_t esz, conv
 /* ------------------------------------------------------------ kernels */
 
 /* extra: further build options ("" for none). */
+tocl_status tocl_conv_workspaces_free(tocl_status s, conv_opnd *const *ws, int n) {
+    for (int i = 0; i < n; i++) {
+        tocl_status fs = ws[i]->addr ? tocl_mem_free(ws[i]->addr) : TOCL_OK;
+        if (s == TOCL_OK)
+            s = fs;
+    }
+    return s;
+}
+
 tocl_status tocl_conv_kernel(int dev, tocl_dtype dt, const char *extra, const char *name, tocl_ops_kernel **k) {
     char opts[1024];
     TOCL_TRY(tocl_nn_options(dev, "X", &dt, 1, opts, sizeof opts - 64));
@@ -431,12 +440,7 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
             s = conv_col2im(dev, stream, dt, wide, col.buf, ox.buf, bias ? ob.buf : NULL, &p);
     }
     conv_opnd *ws[] = {&col, &w32, &y32};
-    for (int i = 0; i < 3; i++) {
-        tocl_status fs = ws[i]->addr ? tocl_mem_free(ws[i]->addr) : TOCL_OK;
-        if (s == TOCL_OK)
-            s = fs;
-    }
-    return s;
+    return tocl_conv_workspaces_free(s, ws, 3);
 }
 
 /* A 1x1 (pointwise) convolution with stride 1, no padding and one group, in

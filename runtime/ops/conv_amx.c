@@ -31,11 +31,24 @@ int tocl_conv_amx_usable(int dev, int stream, const tocl_conv_desc *d, const con
     return tocl_gemm_amx_usable(dev, stream);
 }
 
-/* The phase planes of strides st (conv_amx.cl): f, G, PS. */
-static void cva_phases(tocl_conv_ig_params *p, const int64_t st[3]) {
+/* The geometry of a convolution of C source channels (sizes x, padding
+ * pad) into M channels (sizes y) with kernel k, dilation dil and strides
+ * st, and its phase planes (conv_amx.cl: f, G, PS); channel tiles cb and
+ * output channels padded to a block, Mp. */
+static void cva_geometry(tocl_conv_ig_params *p, int64_t C, int64_t M, const int64_t x[3], const int64_t pad[3],
+                         const int64_t y[3], const int64_t k[3], const int64_t dil[3], const int64_t st[3]) {
+    memset(p, 0, sizeof *p);
+    p->C = C, p->M = M;
+    p->x0 = x[0], p->x1 = x[1], p->x2 = x[2];
+    p->p0 = pad[0], p->p1 = pad[1], p->p2 = pad[2];
+    p->P0 = p->x0 + 2 * p->p0, p->P1 = p->x1 + 2 * p->p1, p->P2 = p->x2 + 2 * p->p2;
+    p->y0 = y[0], p->y1 = y[1], p->y2 = y[2], p->L = p->y0 * p->y1 * p->y2;
+    p->k0 = k[0], p->k1 = k[1], p->k2 = k[2], p->kvol = p->k0 * p->k1 * p->k2;
+    p->d0 = dil[0], p->d1 = dil[1], p->d2 = dil[2];
     p->f0 = st[0], p->f1 = st[1], p->f2 = st[2];
     p->G0 = (p->P0 + p->f0 - 1) / p->f0, p->G1 = (p->P1 + p->f1 - 1) / p->f1, p->G2 = (p->P2 + p->f2 - 1) / p->f2;
     p->PS = p->f0 * p->f1 * p->f2;
+    p->cb = (p->C + 31) / 32, p->Mp = round_up(p->M, CVA_BLOCK);
 }
 
 /* The largest grid offset of a tap. */
@@ -46,18 +59,9 @@ static int64_t cva_tap_max(const tocl_conv_ig_params *p) {
 
 tocl_status tocl_conv_amx_run(int dev, int stream, const conv_ig_job *j) {
     tocl_conv_ig_params p;
-    memset(&p, 0, sizeof p);
-    p.C = j->C, p.M = j->M;
-    p.x0 = j->sx[0], p.x1 = j->sx[1], p.x2 = j->sx[2];
-    p.p0 = j->pad[0], p.p1 = j->pad[1], p.p2 = j->pad[2];
-    p.P0 = p.x0 + 2 * p.p0, p.P1 = p.x1 + 2 * p.p1, p.P2 = p.x2 + 2 * p.p2;
-    p.y0 = j->so[0], p.y1 = j->so[1], p.y2 = j->so[2], p.L = p.y0 * p.y1 * p.y2;
-    p.k0 = j->k[0], p.k1 = j->k[1], p.k2 = j->k[2], p.kvol = p.k0 * p.k1 * p.k2;
-    p.d0 = j->dil[0], p.d1 = j->dil[1], p.d2 = j->dil[2];
+    cva_geometry(&p, j->C, j->M, j->sx, j->pad, j->so, j->k, j->dil, j->st);
     p.w_off = j->w_off, p.b_off = j->b_off, p.has_bias = j->has_bias;
     p.flip = j->flip, p.wC = j->M;
-    p.cb = (p.C + 31) / 32, p.Mp = round_up(p.M, CVA_BLOCK);
-    cva_phases(&p, j->st);
     /* The last block reads 32 positions from the last output row's start
      * past every tap's offset: zeros up to there. */
     int64_t qmax = ((p.y0 - 1) * p.G1 + p.y1 - 1) * p.G2 + round_up(p.y2, CVA_BLOCK), tap = cva_tap_max(&p);
@@ -108,12 +112,7 @@ tocl_status tocl_conv_amx_run(int dev, int stream, const conv_ig_job *j) {
         s = tocl_ops_launch(dev, stream, main_k, 3, global, local, ma, 5);
     }
     conv_opnd *ws[] = {&ap, &xp};
-    for (int i = 0; i < 2; i++) {
-        tocl_status fs = ws[i]->addr ? tocl_mem_free(ws[i]->addr) : TOCL_OK;
-        if (s == TOCL_OK)
-            s = fs;
-    }
-    return s;
+    return tocl_conv_workspaces_free(s, ws, 2);
 }
 
 /* The weight gradient (one group, not 1x1) on the tiles: dy laid
@@ -122,17 +121,8 @@ tocl_status tocl_conv_amx_run(int dev, int stream, const conv_ig_job *j) {
 tocl_status tocl_conv_amx_wg_run(int dev, int stream, const tocl_conv_desc *d, const conv_geo *g,
                                  const conv_opnd *ox, const conv_opnd *oy, const conv_opnd *ow) {
     tocl_conv_ig_params p;
-    memset(&p, 0, sizeof p);
-    p.C = d->cx, p.M = d->cy;
-    p.x0 = g->x[0], p.x1 = g->x[1], p.x2 = g->x[2];
-    p.p0 = g->p[0], p.p1 = g->p[1], p.p2 = g->p[2];
-    p.P0 = p.x0 + 2 * p.p0, p.P1 = p.x1 + 2 * p.p1, p.P2 = p.x2 + 2 * p.p2;
-    p.y0 = g->y[0], p.y1 = g->y[1], p.y2 = g->y[2], p.L = g->L;
-    p.k0 = g->k[0], p.k1 = g->k[1], p.k2 = g->k[2], p.kvol = g->kvol;
-    p.d0 = g->d[0], p.d1 = g->d[1], p.d2 = g->d[2];
+    cva_geometry(&p, d->cx, d->cy, g->x, g->p, g->y, g->k, g->d, g->s);
     p.w_off = ow->off;
-    p.cb = (p.C + 31) / 32, p.Mp = round_up(p.M, CVA_BLOCK);
-    cva_phases(&p, g->s);
     p.Lg = round_up(((p.y0 - 1) * p.G1 + p.y1 - 1) * p.G2 + p.y2, CVA_BLOCK);
     p.S = (p.Lg - CVA_BLOCK + cva_tap_max(&p)) / 2 + 16 + 1; /* pairs per plane: the last tile's rows */
     p.hb = 16;
@@ -188,10 +178,5 @@ tocl_status tocl_conv_amx_wg_run(int dev, int stream, const tocl_conv_desc *d, c
         s = tocl_ops_launch(dev, stream, kred, 3, gg, ll, a, 3);
     }
     conv_opnd *w2[] = {&ws, &pt};
-    for (int i = 0; i < 2; i++) {
-        tocl_status fs = w2[i]->addr ? tocl_mem_free(w2[i]->addr) : TOCL_OK;
-        if (s == TOCL_OK)
-            s = fs;
-    }
-    return s;
+    return tocl_conv_workspaces_free(s, w2, 2);
 }

@@ -125,12 +125,7 @@ tocl_status tocl_conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_j
         s = tocl_ops_launch(dev, stream, main_k, 3, global, local, ma, 6);
     }
     conv_opnd *ws[] = {&ap, &xp};
-    for (int i = 0; i < 2; i++) {
-        tocl_status fs = ws[i]->addr ? tocl_mem_free(ws[i]->addr) : TOCL_OK;
-        if (s == TOCL_OK)
-            s = fs;
-    }
-    return s;
+    return tocl_conv_workspaces_free(s, ws, 2);
 }
 
 /* ------------------------------------------------------------ implicit weight gradient */
@@ -238,10 +233,5 @@ tocl_status tocl_conv_wg_run(int dev, int stream, tocl_dtype dt, const tocl_conv
         s = tocl_conv_launch_opt(dev, stream, dt, extra, "conv_wg_reduce", p.M * K, ra, 3);
     }
     conv_opnd *ws[] = {&part, &xp, &dyt};
-    for (int i = 0; i < 3; i++) {
-        tocl_status fs = ws[i]->addr ? tocl_mem_free(ws[i]->addr) : TOCL_OK;
-        if (s == TOCL_OK)
-            s = fs;
-    }
-    return s;
+    return tocl_conv_workspaces_free(s, ws, 3);
 }

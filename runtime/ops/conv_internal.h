@@ -47,6 +47,9 @@ int tocl_conv_pointwise(const conv_geo *g);  /* 1x1, stride 1, no padding: x is 
 int64_t tocl_conv_chunk(int64_t batch, int64_t per_item, size_t esz); /* batch items per chunk */
 /* A workspace of n elements (tied to the stream) resolved for kernels. */
 tocl_status tocl_conv_workspace(int dev, int stream, int64_t n, size_t esz, conv_opnd *o);
+/* Free the workspaces that were allocated (addr != 0), all of them, and
+ * return s, or the first failure to free when s is TOCL_OK. */
+tocl_status tocl_conv_workspaces_free(tocl_status s, conv_opnd *const *ws, int n);
 /* Kernel `name` of kernels/conv.cl; extra: further build options ("" for none). */
 tocl_status tocl_conv_kernel(int dev, tocl_dtype dt, const char *extra, const char *name, tocl_ops_kernel **k);
 /* One work-item per item (none for items <= 0). */
