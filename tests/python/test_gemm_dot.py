@@ -1,5 +1,5 @@
-"""The GEMM's dot kernel (kernels/gemm.cl, tocl_gemm_dot): float32 products
-with few rows whose operands are both contiguous along k, as x @ W^T in a
+"""The GEMM's dot kernel (kernels/gemm.cl, tocl_gemm_dot): float32, float16
+and bfloat16 products with few rows whose operands are both contiguous along k, as x @ W^T in a
 linear layer while decoding. Checked against a float64 referee at and around
 its limits (rows 1-64, columns and depth off its 4 x 8 blocking), with the
 epilogue (bias, alpha, beta, activations), batches, offset views and strided
@@ -41,10 +41,26 @@ def test_linear_against_float64(m, n, k, no_fallback):
 def test_the_decoding_shapes_reach_the_dot_kernel(no_fallback):
     x, w = rand((32, 256), 1).to(OCL), rand((768, 256), 2).to(OCL)
     assert gemm_kernels(lambda: F.linear(x, w)) == {"tocl_gemm_dot"}
-    # past its row limit, half precision, or a B walked across k: the other kernels
+    # 16-bit storage too (a bfloat16 model decoding)
+    assert gemm_kernels(lambda: F.linear(x.half(), w.half())) == {"tocl_gemm_dot"}
+    assert gemm_kernels(lambda: F.linear(x[:4].bfloat16(), w.bfloat16())) == {"tocl_gemm_dot"}
+    # past its row limit, or a B walked across k: the other kernels
     assert "tocl_gemm_dot" not in gemm_kernels(lambda: F.linear(rand((65, 256), 3).to(OCL), w))
-    assert "tocl_gemm_dot" not in gemm_kernels(lambda: F.linear(x.half(), w.half()))
     assert "tocl_gemm_dot" not in gemm_kernels(lambda: x @ rand((256, 768), 4).to(OCL))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("m,n,k", [(1, 768, 256), (3, 250, 259), (16, 100, 1000), (40, 65, 129)])
+def test_16bit_storage(dtype, m, n, k, no_fallback):
+    """Widened as loaded, summed in float32, rounded once: within one
+    rounding of the output type of the float64 product of the same inputs."""
+    x, w, b = rand((m, k), 1, dtype), rand((n, k), 2, dtype), rand((n,), 3, dtype)
+    got = F.linear(x.to(OCL), w.to(OCL), b.to(OCL)).cpu().double()
+    want = F.linear(x.double(), w.double(), b.double())
+    mag = x.double().abs() @ w.double().abs().t() + b.double().abs()
+    ulp = 2.0 ** -8 if dtype == torch.bfloat16 else 2.0 ** -11
+    bad = (got - want).abs() > want.abs() * ulp + mag * k * 2.0 ** -23 + 1e-30
+    assert not bad.any(), f"{int(bad.sum())} of {bad.numel()} off"
 
 
 def test_addmm_epilogue_and_activations(no_fallback):
