@@ -201,3 +201,39 @@ def test_conv_other_shapes_stay_off_the_tiles(case):
     x, w = bf16((2, cin, 11, 11), 23), bf16((8, cin // kw.get("groups", 1), k, k), 24)
     names = ocl_kernels_run(lambda: conv_run(F.conv2d, x, w, None, kw, torch.bfloat16))
     assert "conv_amx" not in names and "conv_amx_wg" not in names, names
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "chunked"])
+@pytest.mark.parametrize("name", ["channel_edges", "stride2", "1d_stride3"])
+def test_conv_rounded_once(name, chunked, monkeypatch):
+    """Inputs on a grid of 1/8 make every product and float32 sum exact, so
+    the output, the input gradient and the weight gradient must each be the
+    float64 result rounded once to bfloat16 (within half an ulp), also when
+    a small workspace cuts the batch into chunks (the weight gradient then
+    adds the chunks' float sums before its one rounding)."""
+    if chunked:
+        monkeypatch.setenv("TORCH_OCL_CONV_WORKSPACE", "600")
+    size, n, cin, cout, k, kw, _ = CONV[name]
+    nd = len(size)
+    k = (k,) * nd if isinstance(k, int) else k
+    fn = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[nd]
+    g = torch.Generator().manual_seed(5)
+    grid = lambda *s: (torch.randint(-8, 8, s, generator=g).double() / 8).to(torch.bfloat16)  # noqa: E731
+    x, w = grid(n + 1, cin, *size), grid(cout, cin, *k)
+    xd, wd = x.double().requires_grad_(), w.double().requires_grad_()
+    ref = fn(xd, wd, **kw)
+    gy = grid(*ref.shape)
+    ref_gx, ref_gw = torch.autograd.grad(ref, (xd, wd), gy.double())
+    xo, wo = x.to(OCL).requires_grad_(), w.to(OCL).requires_grad_()
+    out = fn(xo, wo, **kw)
+    gx, gw = torch.autograd.grad(out, (xo, wo), gy.to(OCL))
+    for what, got, want in (("output", out, ref), ("grad_input", gx, ref_gx), ("grad_weight", gw, ref_gw)):
+        err = (got.detach().cpu().double() - want.detach()).abs()
+        assert (err <= want.detach().abs() * 2.0 ** -8).all(), f"{what}: worst {err.max().item():.3g}"
+
+
+def test_conv_channels_last():
+    x, w = bf16((2, 32, 9, 10), 25), bf16((24, 32, 3, 3), 26)
+    out, _ = conv_run(F.conv2d, x, w, bf16((24,), 27), dict(padding=1), torch.bfloat16,
+                      memory_format=torch.channels_last)
+    assert out.is_contiguous(memory_format=torch.channels_last)
