@@ -76,13 +76,9 @@ __kernel void conv_amx_pad(__global const ushort *src, __global ushort *xp, tocl
         for (; u < lo; u++)
             d[2 * u] = 0, d[2 * u + 1] = 0;
         if (p.f2 == 1 && has1) {
-            for (; u + 16 <= hi; u += 16) {
-                ushort16 e = vload16(0, a + u), o = vload16(0, b + u);
-                vstore16((ushort16)(e.s0, o.s0, e.s1, o.s1, e.s2, o.s2, e.s3, o.s3, e.s4, o.s4, e.s5, o.s5, e.s6,
-                                    o.s6, e.s7, o.s7), 0, d + 2 * u);
-                vstore16((ushort16)(e.s8, o.s8, e.s9, o.s9, e.sa, o.sa, e.sb, o.sb, e.sc, o.sc, e.sd, o.sd, e.se,
-                                    o.se, e.sf, o.sf), 1, d + 2 * u);
-            }
+            for (; u + 16 <= hi; u += 16) /* a channel pair is one uint */
+                vstore16(convert_uint16(vload16(0, a + u)) | convert_uint16(vload16(0, b + u)) << 16, 0,
+                         (__global uint *)(d + 2 * u));
         }
         for (; u < hi; u++)
             d[2 * u] = a[p.f2 * u], d[2 * u + 1] = has1 ? b[p.f2 * u] : 0;
@@ -91,21 +87,27 @@ __kernel void conv_amx_pad(__global const ushort *src, __global ushort *xp, tocl
     }
 }
 
-/* Work-item (m, tap, channel tile): row m of the weight's tile (m / 16,
- * tap, ct), 32 source channels: w[m, c, j], or with flip (input gradient:
- * the weight is [C, M, kvol]) w[c, m, kvol - 1 - j]; zeros past M and C. */
+/* Work-item (m, channel tile): row m of the weight's tiles (m / 16, tap,
+ * ct) for every tap, 32 source channels each: w[m, c, j], or with flip
+ * (input gradient: the weight is [C, M, kvol]) w[c, m, kvol - 1 - j];
+ * zeros past M and C. Each channel's taps are read as one run. */
 __kernel void conv_amx_pack_w(__global const ushort *w, __global ushort *ap, tocl_conv_ig_params p)
 {
-    long m = get_global_id(0), j = get_global_id(1), ct = get_global_id(2);
-    if (m >= p.Mp || j >= p.kvol)
+    long m = get_global_id(0), ct = get_global_id(1);
+    if (m >= p.Mp || ct >= p.cb)
         return;
-    __global ushort *d = ap + p.ap_off + (((m / 16) * p.kvol + j) * p.cb + ct) * AMX_TILE + (m % 16) * 32;
+    __global ushort *d = ap + p.ap_off + ((m / 16) * p.kvol * p.cb + ct) * AMX_TILE + (m % 16) * 32;
+    long tap = p.cb * AMX_TILE; /* from one tap's tile to the next */
     for (int i = 0; i < 32; i++) {
         long c = ct * 32 + i;
-        ushort v = 0;
-        if (m < p.M && c < p.C)
-            v = p.flip ? w[p.w_off + (c * p.wC + m) * p.kvol + p.kvol - 1 - j] : w[p.w_off + (m * p.C + c) * p.kvol + j];
-        d[i] = v;
+        if (m >= p.M || c >= p.C) {
+            for (long j = 0; j < p.kvol; j++)
+                d[j * tap + i] = 0;
+            continue;
+        }
+        __global const ushort *r = w + p.w_off + (p.flip ? c * p.wC + m : m * p.C + c) * p.kvol;
+        for (long j = 0; j < p.kvol; j++)
+            d[j * tap + i] = r[p.flip ? p.kvol - 1 - j : j];
     }
 }
 

@@ -441,9 +441,10 @@ inline void amx_pack_tile(__global const ushort *s, __global ushort *d, const to
     tocl_gemm_pack_params p = *pp;
     int whole = r0 + 16 <= p.rows && k0 + 32 <= p.depth;
     if (whole && p.ks == 1 && !vnni) { /* A row-major: rows copy whole */
+        __global uint *d2 = (__global uint *)d; /* stored as uints: ushort16 stores were 2x slower */
         for (int r = 0; r < 16; r++) {
-            vstore16(vload16(0, s + r * p.rs), 0, d + r * 32);
-            vstore16(vload16(1, s + r * p.rs), 1, d + r * 32);
+            vstore8(as_uint8(vload16(0, s + r * p.rs)), 2 * r, d2);
+            vstore8(as_uint8(vload16(1, s + r * p.rs)), 2 * r + 1, d2);
         }
     } else if (whole && p.ks == 1) { /* B = W^T (a linear layer): a k-pair is one uint */
         __global uint *d2 = (__global uint *)d;
@@ -454,14 +455,24 @@ inline void amx_pack_tile(__global const ushort *s, __global ushort *d, const to
             d2[8 * 16 + r] = hi.s0, d2[9 * 16 + r] = hi.s1, d2[10 * 16 + r] = hi.s2, d2[11 * 16 + r] = hi.s3;
             d2[12 * 16 + r] = hi.s4, d2[13 * 16 + r] = hi.s5, d2[14 * 16 + r] = hi.s6, d2[15 * 16 + r] = hi.s7;
         }
-    } else if (whole && p.rs == 1 && vnni) { /* B row-major: interleave two rows of k */
-        /* Component lists, not shuffle2: PoCL's shuffle2 goes element by element. */
+    } else if (whole && p.rs == 1 && !vnni) { /* A transposed (dY^T of a weight gradient): 16 rows per k */
+        __global uint *d2 = (__global uint *)d; /* rows of 16 k-pairs, each pair one uint */
+        uint t[16];
         for (int kk = 0; kk < 16; kk++) {
-            ushort16 e = vload16(0, s + 2 * kk * p.ks), o = vload16(0, s + (2 * kk + 1) * p.ks);
-            vstore16((ushort16)(e.s0, o.s0, e.s1, o.s1, e.s2, o.s2, e.s3, o.s3, e.s4, o.s4, e.s5, o.s5, e.s6, o.s6,
-                                e.s7, o.s7), 0, d + kk * 32);
-            vstore16((ushort16)(e.s8, o.s8, e.s9, o.s9, e.sa, o.sa, e.sb, o.sb, e.sc, o.sc, e.sd, o.sd, e.se, o.se,
-                                e.sf, o.sf), 1, d + kk * 32);
+            uint16 e = convert_uint16(vload16(0, s + 2 * kk * p.ks));
+            uint16 o = convert_uint16(vload16(0, s + (2 * kk + 1) * p.ks));
+            vstore16(e | o << 16, 0, t);
+            for (int r = 0; r < 16; r++)
+                d2[r * 16 + kk] = t[r];
+        }
+    } else if (whole && p.rs == 1 && vnni) { /* B row-major: interleave two rows of k */
+        /* a k-pair is one uint: widen, shift, or (PoCL's shuffle2 went
+         * element by element; component lists were 4x slower than this) */
+        __global uint *d2 = (__global uint *)d;
+        for (int kk = 0; kk < 16; kk++) {
+            uint16 e = convert_uint16(vload16(0, s + 2 * kk * p.ks));
+            uint16 o = convert_uint16(vload16(0, s + (2 * kk + 1) * p.ks));
+            vstore16(e | o << 16, kk, d2);
         }
     } else {
         long rn = min(16L, p.rows - r0), kn = min(32L, p.depth - k0);

@@ -89,7 +89,7 @@ tocl_status tocl_conv_amx_run(int dev, int stream, const conv_ig_job *j) {
     if (s == TOCL_OK) {
         tocl_conv_ig_params pw = p;
         pw.ap_off = ap.off;
-        size_t global[3] = {(size_t)p.Mp, (size_t)p.kvol, (size_t)p.cb}, local[3] = {16, 1, 1};
+        size_t global[3] = {(size_t)p.Mp, (size_t)p.cb, 1}, local[3] = {16, 1, 1};
         tocl_ops_arg a[] = {{sizeof j->w, &j->w}, {sizeof ap.buf, &ap.buf}, {sizeof pw, &pw}};
         s = tocl_ops_launch(dev, stream, pack, 3, global, local, a, 3);
     }
