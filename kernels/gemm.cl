@@ -501,33 +501,36 @@ __kernel void tocl_gemm_amx_pack(__global const ushort *src, __global ushort *ds
     }
 }
 
-/* A 32 x 32 block of C on tiles 0-3 over k tiles [kt0, kt1) of A's rows
- * (a: row tile, kts tiles per row tile) and B's columns (b): tiles 4-5 two
- * row tiles of A, 6-7 two column tiles of B; four products per four loads.
- * The sums start from zero (first) or from `part` (32 x 32 floats, rows
- * `ps` bytes apart) and end in `part`. */
+/* A 32 x 32 block of C on tiles 0-3 over k tiles [kt0, kt1): tiles 4-5
+ * two row tiles of A, 6-7 two column tiles of B; four products per four
+ * loads. A's tiles: rows ars elements apart, k tiles astep apart, the
+ * second row tile at a1 (packed: 32, AMX_TILE, a + kts tiles; read in
+ * place: the row stride, 32, a + 16 rows). B: packed tiles. The sums start
+ * from zero (first) or from `part` (32 x 32 floats, rows `ps` bytes apart)
+ * and end in `part`. */
 __attribute__((target("amx-tile,amx-bf16"))) static void amx_block(__global const ushort *a,
-                                                                   __global const ushort *b, long kts, long kt0,
-                                                                   long kt1, void *part, long ps, int first)
+                                                                   __global const ushort *a1, long ars,
+                                                                   long astep, __global const ushort *b,
+                                                                   long kts, long kt0, long kt1, void *part,
+                                                                   long ps, int first)
 {
     amx_sums_load(part, ps, first);
-    __global const ushort *a1 = a + kts * AMX_TILE, *b1 = b + kts * AMX_TILE;
+    __global const ushort *b1 = b + kts * AMX_TILE;
     for (long kt = kt0; kt < kt1; kt++) {
-        long o = kt * AMX_TILE;
+        long o = kt * AMX_TILE, ao = kt * astep;
         /* The next k tile's four into L1 while this one multiplies: 1.1x. */
-        long q = o + AMX_TILE;
         for (int l = 0; l < 16; l++) {
-            __builtin_prefetch(a + q + l * 32, 0, 3);
-            __builtin_prefetch(b + q + l * 32, 0, 3);
-            __builtin_prefetch(a1 + q + l * 32, 0, 3);
-            __builtin_prefetch(b1 + q + l * 32, 0, 3);
+            __builtin_prefetch(a + ao + astep + l * ars, 0, 3);
+            __builtin_prefetch(b + o + AMX_TILE + l * 32, 0, 3);
+            __builtin_prefetch(a1 + ao + astep + l * ars, 0, 3);
+            __builtin_prefetch(b1 + o + AMX_TILE + l * 32, 0, 3);
         }
-        __builtin_ia32_tileloadd64(4, AMX_PTR(a + o), 64);
+        __builtin_ia32_tileloadd64(4, AMX_PTR(a + ao), ars * 2);
         __builtin_ia32_tileloadd64(6, AMX_PTR(b + o), 64);
         __builtin_ia32_tdpbf16ps(0, 4, 6);
         __builtin_ia32_tileloadd64(7, AMX_PTR(b1 + o), 64);
         __builtin_ia32_tdpbf16ps(1, 4, 7);
-        __builtin_ia32_tileloadd64(5, AMX_PTR(a1 + o), 64);
+        __builtin_ia32_tileloadd64(5, AMX_PTR(a1 + ao), ars * 2);
         __builtin_ia32_tdpbf16ps(2, 5, 6);
         __builtin_ia32_tdpbf16ps(3, 5, 7);
     }
@@ -552,20 +555,24 @@ __kernel void tocl_gemm_amx(__global const ushort *Ap, __global const ushort *Bp
     long kts = (p.K + 31) / 32, kc = p.kc > 0 ? p.kc : kts;
     __global const ushort *A = Ap + p.a_off + b * p.a_bs, *B = Bp + p.b_off + b * p.b_bs;
     amx_begin();
+    /* A packed (a_w 32) or read in place (a_w 0: rows a_rs apart, K and M
+     * multiples of 32) */
+    long ars = p.a_w ? 32 : p.a_rs, astep = p.a_w ? AMX_TILE : 32, a1 = p.a_w ? kts * AMX_TILE : 16 * p.a_rs;
     for (long m0 = mt0; m0 < mt1; m0 += 32) {
+        __global const ushort *a0 = A + (p.a_w ? (m0 / 16) * kts * AMX_TILE : m0 * p.a_rs);
         for (long kt0 = 0; kt0 < kts; kt0 += kc) {
             long kt1 = min(kts, kt0 + kc);
             for (long n0 = nt0; n0 < nt1; n0 += 32) {
                 __local float *pp = part + (n0 - nt0);
                 if (kt1 < kts) {
-                    amx_block(A + (m0 / 16) * kts * AMX_TILE, B + (n0 / 16) * kts * AMX_TILE, kts, kt0, kt1,
-                              AMX_PTR(pp), p.tn * 4, kt0 == 0);
+                    amx_block(a0, a0 + a1, ars, astep, B + (n0 / 16) * kts * AMX_TILE, kts, kt0, kt1, AMX_PTR(pp),
+                              p.tn * 4, kt0 == 0);
                 } else {
                     accv_t acc[GEMM_RM][GEMM_NV];
                     if (kt0 > 0)
                         for (int r = 0; r < 32; r++)
                             acc[r][0] = vload16(0, pp + r * p.tn), acc[r][1] = vload16(1, pp + r * p.tn);
-                    amx_block(A + (m0 / 16) * kts * AMX_TILE, B + (n0 / 16) * kts * AMX_TILE, kts, kt0, kt1,
+                    amx_block(a0, a0 + a1, ars, astep, B + (n0 / 16) * kts * AMX_TILE, kts, kt0, kt1,
                               (void *)&acc[0][0], 128, kt0 == 0);
                     gemm_store_block(acc, C, D, bias, &p, b, m0, n0, alpha, beta);
                 }

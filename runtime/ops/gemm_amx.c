@@ -9,6 +9,7 @@
  * (a product with edges in M, N and K, checked exactly on the host). Any
  * failure leaves the float32 route in place for the process. */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/gemm_internal.h"
@@ -46,7 +47,10 @@ tocl_status tocl_gemm_amx_run(int dev, int stream, const tocl_gemm_desc *g, cons
     tocl_gemm_params p = *pin;
     int64_t mp = round_up(p.M, AMX_BLOCK), np = round_up(p.N, AMX_BLOCK), kp = round_up(p.K, AMX_BLOCK);
     int64_t a_batches = g->a.bs == 0 ? 1 : p.batch, b_batches = g->b.bs == 0 ? 1 : p.batch;
-    int64_t a_elems = a_batches * mp * kp, b_elems = b_batches * np * kp;
+    /* A with rows along k and whole blocks (M and K multiples of 32): the
+     * tile loads read it in place, rows a_rs apart, and it is not packed */
+    int a_direct = p.a_ks == 1 && p.M % AMX_BLOCK == 0 && p.K % AMX_BLOCK == 0 && !tocl_env_off("TORCH_OCL_AMX_ADIRECT");
+    int64_t a_elems = a_direct ? 0 : a_batches * mp * kp, b_elems = b_batches * np * kp;
     tocl_ops_kernel *pack, *main_k;
     TOCL_TRY(tocl_gemm_kernel(dev, TOCL_BF16, &amx_cfg, "-DGEMM_AMX", "tocl_gemm_amx_pack", &pack));
     TOCL_TRY(tocl_gemm_kernel(dev, TOCL_BF16, &amx_cfg, "-DGEMM_AMX", "tocl_gemm_amx", &main_k));
@@ -61,7 +65,7 @@ tocl_status tocl_gemm_amx_run(int dev, int stream, const tocl_gemm_desc *g, cons
         s = tocl_mem_resolve(ws, &mdev, &wbuf, &boff);
         woff = (cl_long)(boff / 2);
     }
-    for (int vnni = 0; vnni < 2 && s == TOCL_OK; vnni++) {
+    for (int vnni = a_direct; vnni < 2 && s == TOCL_OK; vnni++) {
         tocl_gemm_pack_params pp;
         memset(&pp, 0, sizeof pp);
         if (!vnni)
@@ -83,7 +87,10 @@ tocl_status tocl_gemm_amx_run(int dev, int stream, const tocl_gemm_desc *g, cons
         s = tocl_ops_launch(dev, stream, pack, 3, global, local, args, 4);
     }
     if (s == TOCL_OK) {
-        p.a_off = woff, p.a_bs = a_batches > 1 ? mp * kp : 0;
+        if (a_direct) /* A's own buffer, offset and strides, as resolved */
+            p.a_w = 0;
+        else
+            p.a_off = woff, p.a_bs = a_batches > 1 ? mp * kp : 0, p.a_w = 32;
         p.b_off = woff + a_elems, p.b_bs = b_batches > 1 ? np * kp : 0;
         amx_tiles(dev, p.batch, p.M, p.N, &p.tm, &p.tn);
         p.kc = AMX_KC;
@@ -91,7 +98,8 @@ tocl_status tocl_gemm_amx_run(int dev, int stream, const tocl_gemm_desc *g, cons
         cl_mem dArg = dbuf ? dbuf : cbuf, biasArg = biasbuf ? biasbuf : cbuf;
         size_t global[3] = {(size_t)((p.N + p.tn - 1) / p.tn), (size_t)((p.M + p.tm - 1) / p.tm), (size_t)p.batch};
         size_t local[3] = {1, 1, 1};
-        tocl_ops_arg args[] = {{sizeof(cl_mem), &wbuf}, {sizeof(cl_mem), &wbuf},   {sizeof(cl_mem), &cbuf},
+        cl_mem aArg = a_direct ? abuf : wbuf;
+        tocl_ops_arg args[] = {{sizeof(cl_mem), &aArg}, {sizeof(cl_mem), &wbuf},   {sizeof(cl_mem), &cbuf},
                                {sizeof(cl_mem), &dArg}, {sizeof(cl_mem), &biasArg}, {sizeof p, &p},
                                {sizeof alpha, &alpha},  {sizeof beta, &beta}, {(size_t)(32 * p.tn) * 4, NULL}};
         s = tocl_ops_launch(dev, stream, main_k, 3, global, local, args, 9);
@@ -107,48 +115,60 @@ static uint16_t bf16_bits(float x) {
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-/* A 40 x 48 x 70 product of small integers (every edge of the padding, three
- * k tiles), computed on the device through tocl_gemm and compared with the
- * host's sums rounded to bfloat16, bit for bit. Called with the state
- * PROBING, so tocl_gemm takes this route. */
-enum { PM = 40, PN = 48, PK = 70 };
-static tocl_status amx_probe(int dev, int stream, int *ok) {
-    static uint16_t a[PM * PK], b[PK * PN], c[PM * PN], want[PM * PN];
-    for (int m = 0; m < PM; m++)
-        for (int k = 0; k < PK; k++)
-            a[m * PK + k] = bf16_bits((float)((m * 7 + k * 3) % 9 - 4));
-    for (int k = 0; k < PK; k++)
-        for (int n = 0; n < PN; n++)
-            b[k * PN + n] = bf16_bits((float)((k * 5 + n) % 7 - 3));
-    for (int m = 0; m < PM; m++)
-        for (int n = 0; n < PN; n++) {
+/* An M x N x K product of small integers computed on the device through
+ * tocl_gemm and compared with the host's sums rounded to bfloat16, bit for
+ * bit. Called with the state PROBING, so tocl_gemm takes this route. */
+static tocl_status amx_probe_product(int dev, int stream, int M, int N, int K, int *ok) {
+    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+    uint16_t *a = malloc(2 * (na + nb + 2 * nc));
+    if (!a)
+        return tocl_fail(TOCL_E_OOM, "gemm: no host memory for the AMX probe");
+    uint16_t *b = a + na, *c = b + nb, *want = c + nc;
+    for (int m = 0; m < M; m++)
+        for (int k = 0; k < K; k++)
+            a[m * K + k] = bf16_bits((float)((m * 7 + k * 3) % 9 - 4));
+    for (int k = 0; k < K; k++)
+        for (int n = 0; n < N; n++)
+            b[k * N + n] = bf16_bits((float)((k * 5 + n) % 7 - 3));
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
             int sum = 0;
-            for (int k = 0; k < PK; k++)
+            for (int k = 0; k < K; k++)
                 sum += ((m * 7 + k * 3) % 9 - 4) * ((k * 5 + n) % 7 - 3);
-            want[m * PN + n] = bf16_bits((float)sum);
+            want[m * N + n] = bf16_bits((float)sum);
         }
     tocl_addr buf[3] = {0, 0, 0};
-    size_t bytes[3] = {sizeof a, sizeof b, sizeof c};
+    size_t bytes[3] = {2 * na, 2 * nb, 2 * nc};
     tocl_status s = TOCL_OK;
     for (int i = 0; i < 3 && s == TOCL_OK; i++)
         s = tocl_mem_alloc(dev, bytes[i], &buf[i]);
     if (s == TOCL_OK)
-        s = tocl_copy_h2d(dev, stream, buf[0], a, sizeof a, 0);
+        s = tocl_copy_h2d(dev, stream, buf[0], a, bytes[0], 0);
     if (s == TOCL_OK)
-        s = tocl_copy_h2d(dev, stream, buf[1], b, sizeof b, 0);
+        s = tocl_copy_h2d(dev, stream, buf[1], b, bytes[1], 0);
     if (s == TOCL_OK) {
-        tocl_gemm_desc g = tocl_gemm_desc_init(TOCL_BF16, PM, PN, PK);
-        g.a.data = buf[0], g.a.rs = PK, g.a.cs = 1;
-        g.b.data = buf[1], g.b.rs = PN, g.b.cs = 1;
-        g.c.data = buf[2], g.c.rs = PN, g.c.cs = 1;
+        tocl_gemm_desc g = tocl_gemm_desc_init(TOCL_BF16, M, N, K);
+        g.a.data = buf[0], g.a.rs = K, g.a.cs = 1;
+        g.b.data = buf[1], g.b.rs = N, g.b.cs = 1;
+        g.c.data = buf[2], g.c.rs = N, g.c.cs = 1;
         s = tocl_gemm(dev, stream, &g);
     }
     if (s == TOCL_OK)
-        s = tocl_copy_d2h(dev, stream, c, buf[2], sizeof c, 1);
-    *ok = s == TOCL_OK && !memcmp(c, want, sizeof c);
+        s = tocl_copy_d2h(dev, stream, c, buf[2], bytes[2], 1);
+    *ok = s == TOCL_OK && !memcmp(c, want, bytes[2]);
     for (int i = 0; i < 3; i++)
         if (buf[i])
             tocl_mem_free(buf[i]);
+    free(a);
+    return s;
+}
+
+/* Two products: 40 x 48 x 70 (A packed; every edge of the padding, three k
+ * tiles) and 32 x 48 x 64 (A read in place). */
+static tocl_status amx_probe(int dev, int stream, int *ok) {
+    tocl_status s = amx_probe_product(dev, stream, 40, 48, 70, ok);
+    if (s == TOCL_OK && *ok)
+        s = amx_probe_product(dev, stream, 32, 48, 64, ok);
     return s;
 }
 

@@ -137,6 +137,24 @@ def test_route():
     assert "tocl_gemm_amx" not in names, names
 
 
+@pytest.mark.skipif(not AMX, reason="the tile route runs only on a host with AMX")
+def test_a_read_in_place(monkeypatch):
+    """A with rows along k and M, K multiples of 32 is read by the tile loads
+    in place (one pack launch, B's); TORCH_OCL_AMX_ADIRECT=0 packs it too.
+    Same numbers either way."""
+    a, b = bf16((96, 128), 30), bf16((128, 80), 31)
+    wide = torch.zeros(96, 160, dtype=torch.bfloat16)
+    wide[:, 16:144] = a
+    ao = wide.to(OCL)[:, 16:144]  # rows 160 apart, at an offset
+    got = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv("TORCH_OCL_AMX_ADIRECT", mode)
+        names = ocl_kernels_run(lambda: got.__setitem__(mode, (ao @ b.to(OCL)).cpu()))
+        assert names.count("tocl_gemm_amx_pack") == (1 if mode == "1" else 2), names
+    assert torch.equal(got["1"], got["0"])
+    check_product(got["1"], a, b, what="A in place")
+
+
 def test_switch_off():
     """TORCH_OCL_AMX=0 (read once per process): float32 kernels, same numbers."""
     code = (
