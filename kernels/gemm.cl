@@ -5,6 +5,7 @@
  * Build options (structure only, never sizes):
  *   -DTOCL_ST_F32 | _F16 | _BF16 | _F64   storage type of A, B, C, D, bias
  *   -DGEMM_RM=r -DGEMM_VW=w -DGEMM_NV=v   register block: r rows x (v vectors of w) columns
+ *   -DGEMM_AMX                            the AMX kernels only (bfloat16)
  *
  * Three kernel shapes share one epilogue:
  *   tocl_gemm_pack     copies an operand, with any strides and dtype, into
@@ -21,10 +22,13 @@
  *   tocl_gemm_direct   one element per work-item straight from the strided
  *                      operands: tiny products and matrix-vector shapes where
  *                      packing would cost more than it saves.
- *   tocl_gemm_dot      float32, few rows, both operands contiguous along k
- *                      (x @ W^T, a linear layer at decoding time): a 4 x 4
- *                      block of dot products per step, 8 lanes of k wide,
- *                      read in place. */
+ *   tocl_gemm_dot      few rows, both operands contiguous along k (x @ W^T,
+ *                      a linear layer at decoding time): a 4 x 4 block of
+ *                      dot products per step, 8 lanes of k wide, read in
+ *                      place (16-bit storage widened as loaded).
+ *   tocl_gemm_amx      bfloat16 on Intel AMX tiles (-DGEMM_AMX, built only
+ *                      where runtime/ops/gemm_amx.c found them working),
+ *                      with tocl_gemm_amx_pack; see that section. */
 #include "gemm_params.h"
 
 #if defined(TOCL_ST_F64)
