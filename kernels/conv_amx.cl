@@ -24,6 +24,7 @@
  * pair and phase (zeros after the last grid row, so that every block's
  * reads stay inside). */
 #include "conv_params.h"
+#include "nn_params.h" /* nn_f2bf */
 #include "amx_tiles.h"
 
 /* Phase and grid offset of tap (j0, j1, j2). */
@@ -312,7 +313,6 @@ __kernel void conv_amx_wg_reduce(__global const float *part, __global ushort *gw
         float s = 0.0f;
         for (long i = 0; i < p.nsplit; i++)
             s += s0[(i * p.kvol + j) * tap];
-        uint u = as_uint(s);
-        gw[p.w_off + id * p.kvol + j] = isnan(s) ? (ushort)0x7fc0 : (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+        gw[p.w_off + id * p.kvol + j] = nn_f2bf(s);
     }
 }

@@ -486,19 +486,18 @@ inline void amx_pack_tile(__global const ushort *s, __global ushort *d, const to
     }
 }
 
-/* Work-item (run, tile, batch): AMX_PACK_RUN tiles along k of one row tile
+/* Work-item (run, tile, batch): TOCL_GEMM_AMX_PACK_RUN tiles along k of one row tile
  * (p.width: rows padded to 32), streaming along the rows of an operand
  * stored by rows. With panel_fast (an operand whose rows are contiguous: B
  * row-major) the run goes across row tiles at one k tile instead, along
  * the operand's contiguous rows of k. */
-#define AMX_PACK_RUN 8
 __kernel void tocl_gemm_amx_pack(__global const ushort *src, __global ushort *dst, tocl_gemm_pack_params p,
                                  int vnni)
 {
     long run = get_global_id(0), t = get_global_id(1), b = get_global_id(2);
     long kts = (p.depth + 31) / 32, rts = p.width / 16;
     long n = p.panel_fast ? rts : kts;
-    for (long i = run * AMX_PACK_RUN; i < min(n, (run + 1) * AMX_PACK_RUN); i++) {
+    for (long i = run * TOCL_GEMM_AMX_PACK_RUN; i < min(n, (run + 1) * TOCL_GEMM_AMX_PACK_RUN); i++) {
         long rt = p.panel_fast ? i : t, kt = p.panel_fast ? t : i;
         amx_pack_tile(src + p.off + b * p.bs + rt * 16 * p.rs + kt * 32 * p.ks,
                       dst + p.dst_off + b * p.dst_bs + (rt * kts + kt) * AMX_TILE, &p, rt * 16, kt * 32, vnni);

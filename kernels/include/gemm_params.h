@@ -48,6 +48,9 @@ typedef int32_t tocl_gp_i32;
  * k where the operand's rows are strided (A row-major), the panel where
  * they are contiguous (B row-major), so that a work-group reads runs of
  * memory instead of one short piece of each of 64 rows. */
+/* AMX packing (kernels/gemm.cl tocl_gemm_amx_pack): tiles per work-item. */
+#define TOCL_GEMM_AMX_PACK_RUN 8
+
 typedef struct tocl_gemm_pack_params {
     tocl_gp_i64 off;            /* source element offset */
     tocl_gp_i64 bs, rs, ks;     /* source strides: batch, row (m or n), depth (k) */

@@ -129,9 +129,6 @@ tocl_status tocl_conv_workspace(int dev, int stream, int64_t n, size_t esz, conv
     return TOCL_OK;
 }
 
-/* ------------------------------------------------------------ kernels */
-
-/* extra: further build options ("" for none). */
 tocl_status tocl_conv_workspaces_free(tocl_status s, conv_opnd *const *ws, int n) {
     for (int i = 0; i < n; i++) {
         tocl_status fs = ws[i]->addr ? tocl_mem_free(ws[i]->addr) : TOCL_OK;
@@ -141,6 +138,9 @@ tocl_status tocl_conv_workspaces_free(tocl_status s, conv_opnd *const *ws, int n
     return s;
 }
 
+/* ------------------------------------------------------------ kernels */
+
+/* extra: further build options ("" for none). */
 tocl_status tocl_conv_kernel(int dev, tocl_dtype dt, const char *extra, const char *name, tocl_ops_kernel **k) {
     char opts[1024];
     TOCL_TRY(tocl_nn_options(dev, "X", &dt, 1, opts, sizeof opts - 64));

@@ -94,11 +94,7 @@ tocl_status tocl_conv_amx_run(int dev, int stream, const conv_ig_job *j) {
         s = tocl_ops_launch(dev, stream, pack, 3, global, local, a, 3);
     }
     for (int64_t n0 = 0; n0 < j->N && s == TOCL_OK; n0 += nb) {
-        tocl_conv_ig_params q = p;
-        q.N = j->N - n0 < nb ? j->N - n0 : nb;
-        q.src_off = j->src_off + n0 * p.C * p.x0 * p.x1 * p.x2;
-        q.y_off = j->out_off + n0 * p.M * p.L;
-        q.xp_off = xp.off, q.ap_off = ap.off;
+        tocl_conv_ig_params q = tocl_conv_ig_chunk(&p, j, n0, nb, xp.off, ap.off);
         cl_mem src = j->src;
         size_t pg[3] = {(size_t)(p.cb * 16), (size_t)p.PS, (size_t)q.N}, pl[3] = {1, 1, 1};
         tocl_ops_arg pa[] = {{sizeof src, &src}, {sizeof xp.buf, &xp.buf}, {sizeof q, &q}};

@@ -55,6 +55,16 @@ static void conv_ig_begin(int dev, tocl_gemm_config *cfg, char *extra, size_t ca
     p->PS = p->P0 * p->P1 * p->P2;
 }
 
+tocl_conv_ig_params tocl_conv_ig_chunk(const tocl_conv_ig_params *p, const conv_ig_job *j, int64_t n0, int64_t nb,
+                                       cl_long xp_off, cl_long ap_off) {
+    tocl_conv_ig_params q = *p;
+    q.N = j->N - n0 < nb ? j->N - n0 : nb;
+    q.src_off = j->src_off + n0 * p->C * p->x0 * p->x1 * p->x2;
+    q.y_off = j->out_off + n0 * p->M * p->L;
+    q.xp_off = xp_off, q.ap_off = ap_off;
+    return q;
+}
+
 tocl_status tocl_conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_job *j) {
     tocl_gemm_config cfg;
     char extra[96];
@@ -105,11 +115,7 @@ tocl_status tocl_conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_j
         s = tocl_conv_launch_opt(dev, stream, dt, extra, "conv_ig_pack_w", panels * K, a, 3);
     }
     for (int64_t n0 = 0; n0 < j->N && s == TOCL_OK; n0 += nb) {
-        tocl_conv_ig_params q = p;
-        q.N = j->N - n0 < nb ? j->N - n0 : nb;
-        q.src_off = j->src_off + n0 * p.C * p.x0 * p.x1 * p.x2;
-        q.y_off = j->out_off + n0 * p.M * p.L;
-        q.xp_off = xp.off, q.ap_off = ap.off;
+        tocl_conv_ig_params q = tocl_conv_ig_chunk(&p, j, n0, nb, xp.off, ap.off);
         cl_mem src = j->src;
         tocl_ops_arg pa[] = {{sizeof src, &src}, {sizeof xp.buf, &xp.buf}, {sizeof q, &q}};
         /* a work-item per plane row at stride 1, per (phase, u0) of G1 rows otherwise (conv_ig_pad) */

@@ -66,6 +66,10 @@ tocl_status tocl_conv_amx_wg_run(int dev, int stream, const tocl_conv_desc *d, c
                                  const conv_opnd *ox, const conv_opnd *oy, const conv_opnd *ow);
 
 /* conv_implicit.c */
+/* p for batch items [n0, n0 + nb) of job j (fewer at the end): N, the
+ * source and output offsets, and the workspaces' offsets xp_off, ap_off. */
+tocl_conv_ig_params tocl_conv_ig_chunk(const tocl_conv_ig_params *p, const conv_ig_job *j, int64_t n0, int64_t nb,
+                                       cl_long xp_off, cl_long ap_off);
 int tocl_conv_ig_usable(int dev, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt, int strided);
 tocl_status tocl_conv_ig_run(int dev, int stream, tocl_dtype dt, const conv_ig_job *j);
 int tocl_conv_wg_usable(int dev, const tocl_conv_desc *d, const conv_geo *g, tocl_dtype dt);

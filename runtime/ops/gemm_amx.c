@@ -19,7 +19,6 @@
 #define AMX_MAX_DEVICES 64
 #define AMX_BLOCK 32 /* a kernel block: 2 x 2 tiles of 16 x 16 */
 #define AMX_KC 8 /* k tiles per block of the tile kernel */
-#define AMX_PACK_RUN 8 /* tiles per pack work-item (kernels/gemm.cl) */
 
 /* The kernels' build: a 32 x 32 register block as 32 rows of two float16. */
 static const tocl_gemm_config amx_cfg = {32, 16, 2, 0, 0, 0};
@@ -78,8 +77,8 @@ tocl_status tocl_gemm_amx_run(int dev, int stream, const tocl_gemm_desc *g, cons
         /* Runs along k of each row tile, or (panel_fast) across row tiles at each k tile. */
         pp.panel_fast = pp.ks != 1 && pp.rs == 1;
         int64_t rts = pp.width / 16, kts = kp / AMX_BLOCK, along = pp.panel_fast ? rts : kts;
-        size_t global[3] = {(size_t)((along + AMX_PACK_RUN - 1) / AMX_PACK_RUN), (size_t)(pp.panel_fast ? kts : rts),
-                            (size_t)(vnni ? b_batches : a_batches)};
+        size_t runs = (size_t)((along + TOCL_GEMM_AMX_PACK_RUN - 1) / TOCL_GEMM_AMX_PACK_RUN);
+        size_t global[3] = {runs, (size_t)(pp.panel_fast ? kts : rts), (size_t)(vnni ? b_batches : a_batches)};
         size_t local[3] = {1, 1, 1};
         cl_mem src = vnni ? bbuf : abuf;
         tocl_ops_arg args[] = {{sizeof(cl_mem), &src}, {sizeof(cl_mem), &wbuf}, {sizeof pp, &pp},
@@ -108,11 +107,11 @@ tocl_status tocl_gemm_amx_run(int dev, int stream, const tocl_gemm_desc *g, cons
     return s != TOCL_OK ? s : fs;
 }
 
-/* bfloat16 bits of x, rounded to nearest even (x finite). */
+/* bfloat16 bits of x, rounded to nearest even (the runtime's scalar conversion). */
 static uint16_t bf16_bits(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    uint16_t bits;
+    tocl_ops_scalar_bits((tocl_scalar){1, x, 0}, TOCL_BF16, &bits);
+    return bits;
 }
 
 /* An M x N x K product of small integers computed on the device through
