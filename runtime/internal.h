@@ -37,8 +37,10 @@ cl_device_id tocl_dev_id(int dev);
 cl_platform_id tocl_dev_platform(int dev);
 const tocl_device_props *tocl_dev_props(int dev);
 int tocl_dev_is_pocl(int dev); /* the device's platform is PoCL */
-/* 1 if this process may run AMX tile instructions (the host CPU has
- * AMX-BF16 and Linux granted the tiles; asked once; TORCH_OCL_AMX=0: no). */
+/* 1 if this process may run AMX tile instructions: the host CPU has
+ * AMX-BF16 and Linux granted the tiles (asked once). tocl_host_amx: the
+ * same, unless TORCH_OCL_AMX=0 keeps the runtime's kernels off them. */
+int tocl_host_amx_permit(void);
 int tocl_host_amx(void);
 
 /* queue/: the command queue of (dev, stream), created on first use.

@@ -104,6 +104,11 @@ tocl_status tocl_custom_compile(int dev, const char *source, const char *options
     if (!source || !out)
         return tocl_fail(TOCL_E_INVALID, "tocl_custom_compile: source and out must not be NULL");
     TOCL_TRY(tocl_device_check(dev));
+    /* A kernel calling clang's AMX tile builtins on a PoCL CPU device runs on
+     * threads of this process, which die by SIGILL until Linux has granted
+     * the tiles: ask first, as the runtime does for its own tile kernels. */
+    if (tocl_dev_is_pocl(dev) && (strstr(source, "__builtin_ia32_til") || strstr(source, "__builtin_ia32_tdp")))
+        (void)tocl_host_amx_permit();
     pthread_mutex_lock(&g_lock);
     tocl_custom_lib *lib = g_libs;
     for (; lib; lib = lib->next)

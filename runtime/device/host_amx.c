@@ -37,12 +37,12 @@ static void amx_request(void) {
     g_amx = cpu_has_amx_bf16() && syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
 }
 
-int tocl_host_amx(void) {
-    if (tocl_env_off("TORCH_OCL_AMX"))
-        return 0;
+int tocl_host_amx_permit(void) {
     pthread_once(&g_once, amx_request);
     return g_amx;
 }
 #else
-int tocl_host_amx(void) { return 0; }
+int tocl_host_amx_permit(void) { return 0; }
 #endif
+
+int tocl_host_amx(void) { return !tocl_env_off("TORCH_OCL_AMX") && tocl_host_amx_permit(); }

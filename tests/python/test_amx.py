@@ -255,3 +255,36 @@ def test_conv_channels_last():
     out, _ = conv_run(F.conv2d, x, w, bf16((24,), 27), dict(padding=1), torch.bfloat16,
                       memory_format=torch.channels_last)
     assert out.is_contiguous(memory_format=torch.channels_last)
+
+
+_TILE_KERNEL = r'''
+__attribute__((target("amx-tile,amx-bf16")))
+static void body(__global float *o) {
+    uchar cfg[64];
+    for (int i = 0; i < 64; i++) cfg[i] = 0;
+    cfg[0] = 1;
+    for (int t = 0; t < 8; t++) { cfg[16 + 2 * t] = 64; cfg[48 + t] = 16; }
+    __builtin_ia32_tile_loadconfig(cfg);
+    __builtin_ia32_tilezero(0);
+    __builtin_ia32_tilestored64(0, (void *)(size_t)o, 64);
+    __builtin_ia32_tilerelease();
+}
+__kernel void z(__global float *o) { body(o); }
+'''
+
+
+@pytest.mark.skipif(not AMX, reason="the tile builtins run only on a host with AMX")
+def test_custom_kernel_with_tile_builtins_first():
+    """A custom kernel calling the tile builtins before any bfloat16 product
+    (so before the runtime asked Linux for the tiles) runs instead of
+    killing the process with SIGILL: compile_kernel asks first."""
+    code = (
+        "import sys, torch, torch_ocl\n"
+        "lib = torch_ocl.compile_kernel(sys.stdin.read())\n"
+        "o = torch.ones(256, device='ocl')\n"
+        "lib.z(o, threads=1, group_size=1)\n"
+        "assert o.sum().item() == 0, o.sum().item()\n"
+        "print('ok')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], input=_TILE_KERNEL, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, (r.returncode, r.stderr[-3000:])
