@@ -55,7 +55,17 @@ class ProcessGroupOCL : public c10d::Backend {
     issue_thread_ = std::thread([this] { issue_loop(); });
     complete_thread_ = std::thread([this] { complete_loop(); });
   }
-  ~ProcessGroupOCL() override { stop(); }
+  // The inner groups go without the GIL too: ~ProcessGroupGloo waits on a
+  // mutex its run loop holds while freeing a finished job's tensors, which
+  // takes the GIL (a CI run hung there, the GIL held by this destructor).
+  ~ProcessGroupOCL() override {
+    stop();
+    std::optional<py::gil_scoped_release> no_gil;
+    if (Py_IsInitialized() && PyGILState_Check())
+      no_gil.emplace();
+    inner_.reset();
+    checker_.reset();
+  }
 
   const std::string getBackendName() const override { return "oclgloo"; }
   c10::intrusive_ptr<c10d::Backend> inner() const { return inner_; }
