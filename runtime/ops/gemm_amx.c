@@ -109,9 +109,11 @@ tocl_status tocl_gemm_amx_run(int dev, int stream, const tocl_gemm_desc *g, cons
 
 /* bfloat16 bits of x, rounded to nearest even (the runtime's scalar conversion). */
 static uint16_t bf16_bits(float x) {
-    uint16_t bits;
+    uint64_t bits; /* tocl_ops_scalar_bits writes 8 bytes */
     tocl_ops_scalar_bits((tocl_scalar){1, x, 0}, TOCL_BF16, &bits);
-    return bits;
+    uint16_t low;
+    memcpy(&low, &bits, sizeof low);
+    return low;
 }
 
 /* An M x N x K product of small integers computed on the device through
