@@ -20,6 +20,10 @@
  * TORCH_OCL_CONV_WORKSPACE (bytes) overrides it, so tests reach chunking
  * with small tensors. */
 #define CONV_COL_BUDGET ((int64_t)256 << 20)
+/* The input gradient's product folds the batch into its columns below this
+ * many output positions (tocl_conv_backward_data); TORCH_OCL_CONV_FOLD=0
+ * keeps one product per batch item (comparisons). */
+#define CONV_FOLD_L 128
 
 int64_t tocl_conv_budget(void) {
     const char *v = tocl_env("TORCH_OCL_CONV_WORKSPACE");
@@ -170,6 +174,21 @@ static tocl_status conv_launch(int dev, int stream, tocl_dtype dt, const char *n
 static tocl_status conv_im2col(int dev, int stream, tocl_dtype dt, cl_mem x, cl_mem col, const tocl_conv_params *p) {
     tocl_ops_arg a[] = {{sizeof x, &x}, {sizeof col, &col}, {sizeof *p, p}};
     return conv_launch(dev, stream, dt, "conv_im2col", p->N * p->C * p->kvol * p->y0 * p->y1, a, 3);
+}
+
+/* dst [c, n, L] := src [n, c, L] for n items of c channels over g's L output
+ * positions: im2col with a 1x1 window over y is that copy. */
+static tocl_status conv_channels_first(int dev, int stream, tocl_dtype dt, const conv_geo *g, int64_t n, int64_t c,
+                                       cl_mem src, cl_long src_off, cl_mem dst, cl_long dst_off) {
+    conv_geo gy = *g;
+    for (int i = 0; i < 3; i++)
+        gy.x[i] = g->y[i], gy.k[i] = 1, gy.s[i] = 1, gy.p[i] = 0, gy.d[i] = 1;
+    gy.xvol = g->L, gy.kvol = 1;
+    tocl_conv_params p;
+    conv_params_init(&gy, n, c, &p);
+    p.x_off = src_off;
+    p.col_off = dst_off, p.col_sn = g->L, p.col_sr = n * g->L;
+    return conv_im2col(dev, stream, dt, src, dst, &p);
 }
 
 /* x := col2im(col) + bias; col holds float32 when col_f32 (16-bit x), else x's dtype. */
@@ -394,11 +413,20 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
     tocl_dtype ct = wide ? TOCL_F32 : dt;
     size_t cesz = tocl_dtype_size(ct);
     int64_t colsz = d->cx * g.kvol * g.L, ysz = d->cy * g.L;
-    int64_t nb = pw ? d->batch : tocl_conv_chunk(d->batch, colsz + (wide ? ysz : 0), cesz);
-    conv_opnd col = {0}, w32 = {0}, y32 = {0};
+    /* Few output positions, one group: one product over the chunk's batch,
+     * col [Kg, n, L] = w^T @ yT with yT [cy, n, L], instead of one product
+     * of L columns per item (ResNet-18's layer4.0.conv1 at 64x64, L = 4,
+     * batch 8: thin products on the direct kernel, 19 ms, now 4). Up to
+     * CONV_FOLD_L: at L = 100 5.2 against 6.2 ms, at 196 the same, at 784
+     * per item was faster. */
+    int fold = !pw && d->groups == 1 && g.L < CONV_FOLD_L && !tocl_env_off("TORCH_OCL_CONV_FOLD");
+    int64_t nb = pw ? d->batch : tocl_conv_chunk(d->batch, colsz + (wide ? ysz : 0) + (fold ? ysz : 0), cesz);
+    conv_opnd col = {0}, w32 = {0}, y32 = {0}, yt = {0};
     tocl_status s = TOCL_OK;
     if (!pw)
         s = tocl_conv_workspace(dev, stream, nb * colsz, cesz, &col);
+    if (fold && s == TOCL_OK)
+        s = tocl_conv_workspace(dev, stream, nb * ysz, cesz, &yt);
     if (wide && s == TOCL_OK)
         s = tocl_conv_workspace(dev, stream, d->cy * g.Kg, cesz, &w32);
     if (wide && s == TOCL_OK)
@@ -408,11 +436,29 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
     for (int64_t n0 = 0; n0 < d->batch && s == TOCL_OK; n0 += nb) {
         int64_t nc = d->batch - n0 < nb ? d->batch - n0 : nb;
         tocl_addr yaddr = oy.addr + (tocl_addr)(n0 * ysz) * esz;
+        conv_opnd ysrc = {yaddr, oy.buf, oy.off + n0 * ysz};
         if (wide) {
             s = conv_widen(dev, stream, dt, yaddr, y32.addr, nc * ysz);
-            yaddr = y32.addr;
+            yaddr = y32.addr, ysrc = y32;
             if (s != TOCL_OK)
                 break;
+        }
+        tocl_conv_params p;
+        conv_params_init(&g, nc, d->cx, &p);
+        p.x_off = ox.off + n0 * d->cx * g.xvol;
+        p.b_off = ob.off, p.has_bias = bias != NULL;
+        if (fold) {
+            s = conv_channels_first(dev, stream, ct, &g, nc, d->cy, ysrc.buf, ysrc.off, yt.buf, yt.off);
+            tocl_gemm_desc m = tocl_gemm_desc_init(ct, g.Kg, nc * g.L, d->cy);
+            m.a = (tocl_gemm_operand){wide ? w32.addr : ow.addr, 0, 1, g.Kg};
+            m.b = (tocl_gemm_operand){yt.addr, 0, nc * g.L, 1};
+            m.c = (tocl_gemm_operand){col.addr, 0, nc * g.L, 1};
+            if (s == TOCL_OK)
+                s = tocl_gemm(dev, stream, &m);
+            p.col_off = col.off, p.col_sn = g.L, p.col_sr = nc * g.L;
+            if (s == TOCL_OK)
+                s = conv_col2im(dev, stream, dt, wide, col.buf, ox.buf, bias ? ob.buf : NULL, &p);
+            continue;
         }
         /* col = w^T @ y: w is [cy, Kg], read transposed in place. */
         tocl_gemm_desc m = tocl_gemm_desc_init(ct, g.Kg, g.L, g.cyg);
@@ -431,16 +477,12 @@ tocl_status tocl_conv_backward_data(int dev, int stream, const tocl_conv_desc *d
         }
         m.c = (tocl_gemm_operand){col.addr, 0, g.L, 1};
         s = conv_gemm(dev, stream, &m, nc, d->groups, &st);
-        tocl_conv_params p;
-        conv_params_init(&g, nc, d->cx, &p);
-        p.x_off = ox.off + n0 * d->cx * g.xvol;
         p.col_off = col.off, p.col_sn = colsz, p.col_sr = g.L;
-        p.b_off = ob.off, p.has_bias = bias != NULL;
         if (s == TOCL_OK)
             s = conv_col2im(dev, stream, dt, wide, col.buf, ox.buf, bias ? ob.buf : NULL, &p);
     }
-    conv_opnd *ws[] = {&col, &w32, &y32};
-    return tocl_conv_workspaces_free(s, ws, 3);
+    conv_opnd *ws[] = {&col, &w32, &y32, &yt};
+    return tocl_conv_workspaces_free(s, ws, 4);
 }
 
 /* A 1x1 (pointwise) convolution with stride 1, no padding and one group, in
@@ -525,16 +567,9 @@ tocl_status tocl_conv_backward_weight(int dev, int stream, const tocl_conv_desc 
         p.x_off = ox.off + n0 * d->cx * g.xvol;
         p.col_off = ws.off, p.col_sn = g.L, p.col_sr = depth;
         s = conv_im2col(dev, stream, dt, ox.buf, ws.buf, &p);
-        /* yT: the same kernel with a 1x1 window over y is a [n, c] -> [c, n] copy */
-        conv_geo gy = g;
-        for (int i = 0; i < 3; i++)
-            gy.x[i] = g.y[i], gy.k[i] = 1, gy.s[i] = 1, gy.p[i] = 0, gy.d[i] = 1;
-        gy.xvol = g.L, gy.kvol = 1;
-        conv_params_init(&gy, nc, d->cy, &p);
-        p.x_off = oy.off + n0 * d->cy * g.L;
-        p.col_off = ws.off + yt, p.col_sn = g.L, p.col_sr = depth;
         if (s == TOCL_OK)
-            s = conv_im2col(dev, stream, dt, oy.buf, ws.buf, &p);
+            s = conv_channels_first(dev, stream, dt, &g, nc, d->cy, oy.buf, oy.off + n0 * d->cy * g.L, ws.buf,
+                                    ws.off + yt);
         /* gw[g] (cyg x Kg) = yT[g] (cyg x depth) @ colT[g]^T (depth x Kg) */
         tocl_gemm_desc m = tocl_gemm_desc_init(dt, g.cyg, g.Kg, depth);
         m.a = (tocl_gemm_operand){ws.addr + (tocl_addr)yt * esz, 0, depth, 1};

@@ -510,3 +510,44 @@ def test_depthwise_routes_agree(name, monkeypatch):
     torch.testing.assert_close(y1.cpu(), y0.cpu(), atol=1e-5, rtol=1e-5)
     for a, c in zip(g1, g0):
         torch.testing.assert_close(a.cpu(), c.cpu(), atol=1e-5, rtol=1e-5)
+
+
+# The input gradient's column route with few output positions (L < 128, one
+# group) makes one product over the batch, col [Kg, n, L] = w^T @ yT, rather
+# than one per batch item (runtime/ops/conv.c tocl_conv_backward_data, fold);
+# TORCH_OCL_CONV_FOLD=0 keeps the per-item products. Transposed convolutions
+# take the same route forward (with bias). Both against float64, whole and in
+# workspace chunks.
+FOLD_CASES = {
+    "2d_s2": ((4, 4), 3, 6, 10, 3, dict(stride=2, padding=1), False),  # as ResNet-18's layer4.0.conv1 at 64x64
+    "2d_1x1_s2": ((4, 5), 2, 5, 7, 1, dict(stride=2), False),
+    "1d_s3_d2": ((17,), 2, 3, 4, 3, dict(stride=3, dilation=2), False),
+    "3d_s2": ((3, 4, 5), 2, 3, 4, 2, dict(stride=2, padding=1), False),
+    "t2d_bias": ((3, 4), 2, 4, 3, 3, dict(stride=2, padding=1, output_padding=1), True),
+    "2d_groups": ((5, 5), 2, 4, 6, 3, dict(stride=2, groups=2), False),  # not folded
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=dtype_id)
+@pytest.mark.parametrize("fold", ["1", "0"], ids=["fold", "per_item"])
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "chunked"])
+@pytest.mark.parametrize("name", list(FOLD_CASES))
+def test_input_gradient_fold(name, chunked, fold, dtype, monkeypatch):
+    monkeypatch.setenv("TORCH_OCL_CONV_FOLD", fold)
+    if chunked:
+        monkeypatch.setenv("TORCH_OCL_CONV_WORKSPACE", "3000")
+    run(*make_inputs(FOLD_CASES[name], dtype), dtype)
+
+
+def test_input_gradient_fold_route(monkeypatch):
+    # L = 4 columns per item are a thin product (the direct GEMM kernel);
+    # folded over a batch of 4 they are 16 columns of one packed product
+    from conftest import ocl_kernels_run
+
+    fn, x, w, b, kw = make_inputs(((4, 4), 4, 32, 64, 3, dict(stride=2, padding=1), False), torch.float32)
+    cpu = torch_ocl._C._device_props(0)["type"] == "cpu"
+    names = ocl_kernels_run(lambda: run(fn, x, w, b, kw, torch.float32))
+    assert "tocl_gemm_direct" not in names and "conv_col2im" in names, names
+    monkeypatch.setenv("TORCH_OCL_CONV_FOLD", "0")
+    names = ocl_kernels_run(lambda: run(fn, x, w, b, kw, torch.float32))
+    assert not cpu or "tocl_gemm_direct" in names, names
