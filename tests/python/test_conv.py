@@ -540,14 +540,16 @@ def test_input_gradient_fold(name, chunked, fold, dtype, monkeypatch):
 
 
 def test_input_gradient_fold_route(monkeypatch):
-    # L = 4 columns per item are a thin product (the direct GEMM kernel);
-    # folded over a batch of 4 they are 16 columns of one packed product
+    # folded, the gradient's columns are transposed to [cy, n, L] first (one
+    # conv_im2col with a 1x1 window) for one product; per item there is none
     from conftest import ocl_kernels_run
 
-    fn, x, w, b, kw = make_inputs(((4, 4), 4, 32, 64, 3, dict(stride=2, padding=1), False), torch.float32)
-    cpu = torch_ocl._C._device_props(0)["type"] == "cpu"
-    names = ocl_kernels_run(lambda: run(fn, x, w, b, kw, torch.float32))
-    assert "tocl_gemm_direct" not in names and "conv_col2im" in names, names
-    monkeypatch.setenv("TORCH_OCL_CONV_FOLD", "0")
-    names = ocl_kernels_run(lambda: run(fn, x, w, b, kw, torch.float32))
-    assert not cpu or "tocl_gemm_direct" in names, names
+    x, w = torch.randn(4, 32, 4, 4, device=DEV), torch.randn(64, 32, 3, 3, device=DEV)
+    gy = torch.randn(4, 64, 2, 2, device=DEV)
+    counts = {}
+    for fold in ("1", "0"):
+        monkeypatch.setenv("TORCH_OCL_CONV_FOLD", fold)
+        names = ocl_kernels_run(lambda: torch.nn.grad.conv2d_input(x.shape, w, gy, stride=2, padding=1))
+        assert "conv_col2im" in names, names
+        counts[fold] = names.count("conv_im2col")
+    assert counts == {"1": 1, "0": 0}, counts
