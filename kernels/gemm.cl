@@ -26,6 +26,9 @@
  *                      a linear layer at decoding time): a 4 x 4 block of
  *                      dot products per step, 8 lanes of k wide, read in
  *                      place (16-bit storage widened as loaded).
+ *   tocl_gemm_rows     few rows, B's rows contiguous along n (x @ W with W
+ *                      stored [K, N]): 8 rows x 16 columns per step, B read
+ *                      in place one vector per k.
  *   tocl_gemm_amx      bfloat16 on Intel AMX tiles (-DGEMM_AMX, built only
  *                      where runtime/ops/gemm_amx.c found them working),
  *                      with tocl_gemm_amx_pack; see that section. */
@@ -415,6 +418,67 @@ __kernel void tocl_gemm_dot(__global const st_t *A, __global const st_t *B, __gl
             for (long k = K8; k < p.K; k++)
                 v = fma(LOAD_ST(a, k), LOAD_ST(bb, k), v);
             gemm_store(C, D, bias, &p, b, m, n, v, alpha, beta);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ rows */
+
+/* Few rows, B's rows contiguous along n (x @ W with W stored [K, N], as
+ * GPT-2's Conv1D, or dY @ W in a linear layer's input gradient): a work-item
+ * owns 16 consecutive columns of C and walks the rows of A eight at a time,
+ * reading its K x 16 slab of B as one vector per k (the slab stays in L2
+ * across row blocks) and A as broadcast scalars. The direct kernel read B
+ * down its columns and the packed path copies all of B first. Columns past
+ * the last full vector take the scalar loop at the end. */
+#if defined(TOCL_ST_BF16)
+#define ROWS_LOAD16(p) as_float16(convert_uint16(vload16(0, (p))) << 16)
+#elif defined(TOCL_ST_F16)
+#define ROWS_LOAD16(p) vload_half16(0, (p))
+#else
+#define ROWS_LOAD16(p) vload16(0, (p))
+#endif
+#define ROWS_R8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define ROWS_A(i) __global const st_t *a##i = A + p.a_off + b * p.a_bs + min(m0 + i, p.M - 1) * p.a_rs;
+#define ROWS_ZERO(i) float16 c##i = 0;
+#define ROWS_FMA(i) c##i = fma((float16)LOAD_ST(a##i, k * p.a_ks), w, c##i);
+#define ROWS_OUT(i) vstore16(c##i, i, s);
+
+__kernel void tocl_gemm_rows(__global const st_t *A, __global const st_t *B, __global st_t *C,
+                             __global const st_t *D, __global const st_t *bias, tocl_gemm_params p, float alpha,
+                             float beta)
+{
+    long nt = (p.N + 15) / 16, gid = get_global_id(0);
+    long b = gid / nt, n0 = (gid - b * nt) * 16;
+    if (b >= p.batch)
+        return;
+    __global const st_t *bb = B + p.b_off + b * p.b_bs + n0;
+    if (n0 + 16 > p.N) { /* the last, partial vector of columns */
+        for (long m = 0; m < p.M; m++) {
+            __global const st_t *a = A + p.a_off + b * p.a_bs + m * p.a_rs;
+            for (long n = n0; n < p.N; n++) {
+                float v = 0;
+                for (long k = 0; k < p.K; k++)
+                    v = fma(LOAD_ST(a, k * p.a_ks), LOAD_ST(bb, k * p.b_ks + (n - n0)), v);
+                gemm_store(C, D, bias, &p, b, m, n, v, alpha, beta);
+            }
+        }
+        return;
+    }
+    for (long m0 = 0; m0 < p.M; m0 += 8) {
+        ROWS_R8(ROWS_A)
+        ROWS_R8(ROWS_ZERO)
+        for (long k = 0; k < p.K; k++) {
+            float16 w = ROWS_LOAD16(bb + k * p.b_ks);
+            ROWS_R8(ROWS_FMA)
+        }
+        /* One copy of the epilogue for the 128 sums (see tocl_gemm_dot). */
+        float s[128];
+        ROWS_R8(ROWS_OUT)
+        for (int t = 0; t < 128; t++) {
+            long m = m0 + t / 16;
+            if (m < p.M)
+                gemm_store(C, D, bias, &p, b, m, n0 + t % 16, s[t], alpha, beta);
         }
     }
 }

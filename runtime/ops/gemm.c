@@ -25,6 +25,8 @@
 #define GEMM_DOT_MIN_COLS 8
 #define GEMM_DOT_LOCAL 16
 #define GEMM_DOT_AMX_ROWS 16
+#define GEMM_ROWS_MAX_ROWS 16
+#define GEMM_ROWS_LOCAL 8
 
 static const char *gemm_st_option(tocl_dtype dt) {
     switch (dt) {
@@ -170,6 +172,32 @@ static tocl_status gemm_dot(int dev, int stream, const tocl_gemm_desc *g, const 
     return gemm_launch(dev, stream, e, global, local, args, 8);
 }
 
+/* The rows kernel (kernels/gemm.cl): few rows on a CPU device, B's rows
+ * contiguous along n, where the dot kernel does not apply (x @ W with W
+ * stored [K, N]; a linear layer's input gradient dY @ W). */
+static int gemm_rows_usable(int dev, const tocl_gemm_desc *g, int64_t K, const tocl_gemm_packed *pa,
+                            const tocl_gemm_packed *pb) {
+    return tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU && g->dtype != TOCL_F64 && !pa && !pb && K > 0 &&
+           g->M <= GEMM_ROWS_MAX_ROWS && g->N >= 16 && g->b.cs == 1 && !tocl_env_off("TORCH_OCL_GEMM_ROWS");
+}
+
+static tocl_status gemm_rows(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_params *p, cl_mem abuf,
+                             cl_mem bbuf, cl_mem cbuf, cl_mem dbuf, cl_mem biasbuf) {
+    tocl_gemm_config cfg;
+    tocl_gemm_default_config(dev, TOCL_F32, &cfg);
+    tocl_ops_kernel *e;
+    TOCL_TRY(gemm_kernel(dev, g->dtype, &cfg, "tocl_gemm_rows", &e));
+    cl_mem dArg = dbuf ? dbuf : cbuf, biasArg = biasbuf ? biasbuf : cbuf;
+    float alpha = (float)g->alpha, beta = (float)g->beta;
+    int64_t items = g->batch * ((g->N + 15) / 16);
+    size_t global[3] = {(size_t)round_up(items, GEMM_ROWS_LOCAL), 1, 1};
+    size_t local[3] = {GEMM_ROWS_LOCAL, 1, 1};
+    gemm_arg args[] = {{sizeof(cl_mem), &abuf},    {sizeof(cl_mem), &bbuf},  {sizeof(cl_mem), &cbuf},
+                       {sizeof(cl_mem), &dArg},    {sizeof(cl_mem), &biasArg}, {sizeof *p, p},
+                       {sizeof alpha, &alpha},     {sizeof beta, &beta}};
+    return gemm_launch(dev, stream, e, global, local, args, 8);
+}
+
 static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_path path,
                             const tocl_gemm_config *cfg_in, const tocl_gemm_packed *pa,
                             const tocl_gemm_packed *pb) {
@@ -227,6 +255,9 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
     if (path == GEMM_PATH_AUTO && gemm_dot_usable(dev, g, K, pa, pb) &&
         !(dt == TOCL_BF16 && g->M > GEMM_DOT_AMX_ROWS && tocl_gemm_amx_usable(dev, stream)))
         return gemm_dot(dev, stream, g, &p, abuf, bbuf, cbuf, dbuf, biasbuf);
+    if (path == GEMM_PATH_AUTO && gemm_rows_usable(dev, g, K, pa, pb) &&
+        !(dt == TOCL_BF16 && g->M > GEMM_DOT_AMX_ROWS && tocl_gemm_amx_usable(dev, stream)))
+        return gemm_rows(dev, stream, g, &p, abuf, bbuf, cbuf, dbuf, biasbuf);
     if (path == GEMM_PATH_AUTO) {
         /* CPU devices: thin products pack too. The direct kernel (one element
          * per work-item, B read down its columns) measured 2-30x slower at
