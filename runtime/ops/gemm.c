@@ -23,8 +23,13 @@
 #define GEMM_DOT_MAX_ROWS 64
 #define GEMM_DOT_MIN_K 8
 #define GEMM_DOT_MIN_COLS 8
+/* Groups of 16: a work-item is a long loop, and 192 of them (N = 768) in
+ * groups of 64 left a core idle; device time per [32, 256] x [256, 768] on
+ * PoCL: 106 us with 16, 128 with 64, 176 with 4. */
 #define GEMM_DOT_LOCAL 16
 #define GEMM_DOT_AMX_ROWS 16
+/* The rows kernel: at most 16 rows (two of its 8-row blocks); groups of 8
+ * (32 ran [16, 3072] x [3072, 768] 1.3x slower, the wide N a little faster). */
 #define GEMM_ROWS_MAX_ROWS 16
 #define GEMM_ROWS_LOCAL 8
 
@@ -152,20 +157,20 @@ static int gemm_dot_usable(int dev, const tocl_gemm_desc *g, int64_t K, const to
            g->b.rs == 1;
 }
 
-static tocl_status gemm_dot(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_params *p, cl_mem abuf,
-                            cl_mem bbuf, cl_mem cbuf, cl_mem dbuf, cl_mem biasbuf) {
+/* The dot and rows kernels: a work-item owns `cols` columns of C for every
+ * row (a long loop each), in groups of `group`. */
+static tocl_status gemm_cols_launch(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_params *p,
+                                    const char *name, int64_t cols, size_t group, cl_mem abuf, cl_mem bbuf,
+                                    cl_mem cbuf, cl_mem dbuf, cl_mem biasbuf) {
     tocl_gemm_config cfg;
     tocl_gemm_default_config(dev, TOCL_F32, &cfg);
     tocl_ops_kernel *e;
-    TOCL_TRY(gemm_kernel(dev, g->dtype, &cfg, "tocl_gemm_dot", &e));
+    TOCL_TRY(gemm_kernel(dev, g->dtype, &cfg, name, &e));
     cl_mem dArg = dbuf ? dbuf : cbuf, biasArg = biasbuf ? biasbuf : cbuf;
     float alpha = (float)g->alpha, beta = (float)g->beta;
-    int64_t items = g->batch * ((g->N + 3) / 4);
-    /* Groups of 16: a work-item is a long loop, and 192 of them (N = 768)
-     * in groups of 64 left a core idle; device time per [32, 256] x
-     * [256, 768] on PoCL: 106 us with 16, 128 with 64, 176 with 4. */
-    size_t global[3] = {(size_t)round_up(items, GEMM_DOT_LOCAL), 1, 1};
-    size_t local[3] = {GEMM_DOT_LOCAL, 1, 1};
+    int64_t items = g->batch * ((g->N + cols - 1) / cols);
+    size_t global[3] = {(size_t)round_up(items, (int64_t)group), 1, 1};
+    size_t local[3] = {group, 1, 1};
     gemm_arg args[] = {{sizeof(cl_mem), &abuf},    {sizeof(cl_mem), &bbuf},  {sizeof(cl_mem), &cbuf},
                        {sizeof(cl_mem), &dArg},    {sizeof(cl_mem), &biasArg}, {sizeof *p, p},
                        {sizeof alpha, &alpha},     {sizeof beta, &beta}};
@@ -179,23 +184,6 @@ static int gemm_rows_usable(int dev, const tocl_gemm_desc *g, int64_t K, const t
                             const tocl_gemm_packed *pb) {
     return tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU && g->dtype != TOCL_F64 && !pa && !pb && K > 0 &&
            g->M <= GEMM_ROWS_MAX_ROWS && g->N >= 16 && g->b.cs == 1 && !tocl_env_off("TORCH_OCL_GEMM_ROWS");
-}
-
-static tocl_status gemm_rows(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_params *p, cl_mem abuf,
-                             cl_mem bbuf, cl_mem cbuf, cl_mem dbuf, cl_mem biasbuf) {
-    tocl_gemm_config cfg;
-    tocl_gemm_default_config(dev, TOCL_F32, &cfg);
-    tocl_ops_kernel *e;
-    TOCL_TRY(gemm_kernel(dev, g->dtype, &cfg, "tocl_gemm_rows", &e));
-    cl_mem dArg = dbuf ? dbuf : cbuf, biasArg = biasbuf ? biasbuf : cbuf;
-    float alpha = (float)g->alpha, beta = (float)g->beta;
-    int64_t items = g->batch * ((g->N + 15) / 16);
-    size_t global[3] = {(size_t)round_up(items, GEMM_ROWS_LOCAL), 1, 1};
-    size_t local[3] = {GEMM_ROWS_LOCAL, 1, 1};
-    gemm_arg args[] = {{sizeof(cl_mem), &abuf},    {sizeof(cl_mem), &bbuf},  {sizeof(cl_mem), &cbuf},
-                       {sizeof(cl_mem), &dArg},    {sizeof(cl_mem), &biasArg}, {sizeof *p, p},
-                       {sizeof alpha, &alpha},     {sizeof beta, &beta}};
-    return gemm_launch(dev, stream, e, global, local, args, 8);
 }
 
 static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_path path,
@@ -254,10 +242,12 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
      * 3072]: 1.0 against 3.3 ms; 16 rows: 1.06 against 0.93) */
     if (path == GEMM_PATH_AUTO && gemm_dot_usable(dev, g, K, pa, pb) &&
         !(dt == TOCL_BF16 && g->M > GEMM_DOT_AMX_ROWS && tocl_gemm_amx_usable(dev, stream)))
-        return gemm_dot(dev, stream, g, &p, abuf, bbuf, cbuf, dbuf, biasbuf);
+        return gemm_cols_launch(dev, stream, g, &p, "tocl_gemm_dot", 4, GEMM_DOT_LOCAL, abuf, bbuf, cbuf, dbuf,
+                                biasbuf);
     if (path == GEMM_PATH_AUTO && gemm_rows_usable(dev, g, K, pa, pb) &&
         !(dt == TOCL_BF16 && g->M > GEMM_DOT_AMX_ROWS && tocl_gemm_amx_usable(dev, stream)))
-        return gemm_rows(dev, stream, g, &p, abuf, bbuf, cbuf, dbuf, biasbuf);
+        return gemm_cols_launch(dev, stream, g, &p, "tocl_gemm_rows", 16, GEMM_ROWS_LOCAL, abuf, bbuf, cbuf, dbuf,
+                                biasbuf);
     if (path == GEMM_PATH_AUTO) {
         /* CPU devices: thin products pack too. The direct kernel (one element
          * per work-item, B read down its columns) measured 2-30x slower at
