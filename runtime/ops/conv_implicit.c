@@ -233,10 +233,14 @@ tocl_status tocl_conv_wg_run(int dev, int stream, tocl_dtype dt, const tocl_conv
                              {sizeof q, &q}};
         s = tocl_ops_launch(dev, stream, k, 3, global, local, ma, 4);
     }
-    if (s == TOCL_OK) {
+    if (s == TOCL_OK) { /* 16 x 16 tiles of (r, m): part is gw transposed */
         cl_mem wbuf = ow->buf;
+        tocl_ops_kernel *k = NULL;
+        s = tocl_conv_kernel(dev, dt, extra, "conv_wg_reduce", &k);
+        size_t global[2] = {(size_t)conv_round_up(K, 16), (size_t)conv_round_up(p.M, 16)}, local[2] = {16, 16};
         tocl_ops_arg ra[] = {{sizeof part.buf, &part.buf}, {sizeof wbuf, &wbuf}, {sizeof p, &p}};
-        s = tocl_conv_launch_opt(dev, stream, dt, extra, "conv_wg_reduce", p.M * K, ra, 3);
+        if (s == TOCL_OK)
+            s = tocl_ops_launch(dev, stream, k, 2, global, local, ra, 3);
     }
     conv_opnd *ws[] = {&part, &xp, &dyt};
     return tocl_conv_workspaces_free(s, ws, 3);
