@@ -465,7 +465,10 @@ __kernel void tocl_gemm_rows(__global const st_t *A, __global const st_t *B, __g
         }
         return;
     }
-    for (long m0 = 0; m0 < p.M; m0 += 8) {
+    /* Up to 2 rows past the last full block of 8 go one at a time (below);
+     * more take one more block of 8 with clamped rows. */
+    long m8 = p.M - (p.M & 7L) <= p.M - 3 ? p.M : p.M & ~7L;
+    for (long m0 = 0; m0 < m8; m0 += 8) {
         ROWS_R8(ROWS_A)
         ROWS_R8(ROWS_ZERO)
         for (long k = 0; k < p.K; k++) {
@@ -480,6 +483,20 @@ __kernel void tocl_gemm_rows(__global const st_t *A, __global const st_t *B, __g
             if (m < p.M)
                 gemm_store(C, D, bias, &p, b, m, n0 + t % 16, s[t], alpha, beta);
         }
+    }
+    /* A decoding step's single row in an 8-row block did 8 times its FMAs:
+     * per [1, 256] x [256, 256] 12.5 against 7.5 us of device time. Each
+     * row is a pass over the slab of B, so more than 2 lost ([7, 768] x
+     * [768, 3072] one at a time: 6x slower). */
+    for (long m = m8; m < p.M; m++) {
+        __global const st_t *a = A + p.a_off + b * p.a_bs + m * p.a_rs;
+        float16 c = 0;
+        for (long k = 0; k < p.K; k++)
+            c = fma((float16)LOAD_ST(a, k * p.a_ks), ROWS_LOAD16(bb + k * p.b_ks), c);
+        float s[16];
+        vstore16(c, 0, s);
+        for (int t = 0; t < 16; t++)
+            gemm_store(C, D, bias, &p, b, m, n0 + t, s[t], alpha, beta);
     }
 }
 #endif

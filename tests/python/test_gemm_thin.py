@@ -2,7 +2,8 @@
 gemm_run): past the small volume they take the packed GEMM like any other,
 or, with at most 16 rows and B's rows contiguous along n, the rows kernel
 (tocl_gemm_rows: 16 columns per work-item, B read in place; the last partial
-vector of columns on a scalar loop). The direct kernel, one element per
+vector of columns on a scalar loop, up to 2 rows past its blocks of 8 one
+at a time). The direct kernel, one element per
 work-item reading B down its columns, measured 2-30x slower there (a batch-4
 VGG classifier's input gradient: 2.56 s against 85 ms). Against a float64
 referee, for each thin side and row counts around the rows kernel's blocks
@@ -19,7 +20,7 @@ OCL = "ocl"
 pytestmark = pytest.mark.usefixtures("no_fallback")
 
 SHAPES = [(4, 300, 700), (700, 4, 300), (300, 700, 4), (1, 513, 257), (257, 1, 513), (513, 257, 1), (7, 7, 2000),
-          (9, 40, 33), (16, 100, 48), (13, 1, 31), (3, 20, 17), (16, 64, 16)]
+          (9, 40, 33), (16, 100, 48), (13, 1, 31), (3, 20, 17), (16, 64, 16), (10, 50, 40), (2, 30, 20)]
 TOL = {torch.float32: 2e-6, torch.float64: 1e-13, torch.bfloat16: 8e-3, torch.float16: 1e-3}
 
 
