@@ -756,8 +756,6 @@ __kernel void conv_wg(__global const float *xp, __global const float *dyt, __glo
     }
 }
 
-/* gw[m, r] := the splits' partial sums added in split order, rounded once;
- * a work-item per weight element. */
 /* gw[m, r] := the sum over splits of part[sp][r][m], in split order, rounded
  * once. part holds the transpose of gw: global (r, m) in groups of 16 x 16
  * (runtime/ops/conv_implicit.c), so that a group reads 16 lines of part and

@@ -467,7 +467,7 @@ __kernel void tocl_gemm_rows(__global const st_t *A, __global const st_t *B, __g
     }
     /* Up to 2 rows past the last full block of 8 go one at a time (below);
      * more take one more block of 8 with clamped rows. */
-    long m8 = p.M - (p.M & 7L) <= p.M - 3 ? p.M : p.M & ~7L;
+    long m8 = (p.M & 7L) >= 3 ? p.M : p.M & ~7L;
     for (long m0 = 0; m0 < m8; m0 += 8) {
         ROWS_R8(ROWS_A)
         ROWS_R8(ROWS_ZERO)

@@ -285,9 +285,7 @@ tocl_status tocl_custom_scalar_bytes(const tocl_custom_param *p, const tocl_scal
             } else {
                 if (isfinite(f) && fabs(f) > (p->base == TOCL_CT_HALF ? 65504.0 : 3.4028234663852886e38))
                     return FAIL_VALUE("(%s, declared %s): %g is out of its range", p->name, p->decl, f);
-                uint64_t bits; /* tocl_ops_scalar_bits writes 8 bytes; the slot holds es */
-                tocl_ops_scalar_bits((tocl_scalar){1, f, 0}, p->base == TOCL_CT_HALF ? TOCL_F16 : TOCL_F32, &bits);
-                memcpy(dst, &bits, es);
+                tocl_ops_scalar_bits((tocl_scalar){1, f, 0}, p->base == TOCL_CT_HALF ? TOCL_F16 : TOCL_F32, dst);
             }
             continue;
         }

@@ -58,8 +58,8 @@ tocl_status tocl_ops_scratch_get(int dev, int stream, int64_t n, size_t esz, toc
 /* Work-group size for 1-D elementwise-style launches on dev (program/kernels.c). */
 #define tocl_ops_local_size tocl_kernel_local_size
 
-/* Converting a host scalar to the bit pattern of a storage dtype (8 bytes
- * of room): C-style truncation for float -> int, round to nearest even for
+/* Converting a host scalar to the bit pattern of a storage dtype (writes
+ * tocl_dtype_size(t) bytes): C-style truncation for float -> int, round to nearest even for
  * float16/bfloat16, value != 0 for bool. */
 void tocl_ops_scalar_bits(tocl_scalar v, tocl_dtype t, void *out);
 

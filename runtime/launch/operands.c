@@ -93,10 +93,12 @@ static int64_t f64_to_i64(double d) {
     return (int64_t)d;
 }
 
-void tocl_ops_scalar_bits(tocl_scalar v, tocl_dtype t, void *out) {
+void tocl_ops_scalar_bits(tocl_scalar v, tocl_dtype t, void *dst) {
+    union { double d; int64_t i; unsigned char b[8]; } u; /* the widest dtype, aligned */
+    unsigned char *out = u.b; /* dst gets the dtype's size */
     double f = v.is_float ? v.f : (double)v.i;
     int64_t i = v.is_float ? f64_to_i64(v.f) : v.i;
-    memset(out, 0, 8);
+    memset(out, 0, sizeof u);
     switch (t) {
     case TOCL_BOOL: *(uint8_t *)out = v.is_float ? v.f != 0 : v.i != 0; break;
     case TOCL_U8: *(uint8_t *)out = (uint8_t)i; break; /* wraps modulo 256, as PyTorch */
@@ -110,6 +112,7 @@ void tocl_ops_scalar_bits(tocl_scalar v, tocl_dtype t, void *out) {
     case TOCL_F64: *(double *)out = f; break;
     default: break;
     }
+    memcpy(dst, out, tocl_dtype_size(t));
 }
 
 tocl_status tocl_ops_scratch_get(int dev, int stream, int64_t n, size_t esz, tocl_ops_scratch *s) {

@@ -244,8 +244,7 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
         !(dt == TOCL_BF16 && g->M > GEMM_DOT_AMX_ROWS && tocl_gemm_amx_usable(dev, stream)))
         return gemm_cols_launch(dev, stream, g, &p, "tocl_gemm_dot", 4, GEMM_DOT_LOCAL, abuf, bbuf, cbuf, dbuf,
                                 biasbuf);
-    if (path == GEMM_PATH_AUTO && gemm_rows_usable(dev, g, K, pa, pb) &&
-        !(dt == TOCL_BF16 && g->M > GEMM_DOT_AMX_ROWS && tocl_gemm_amx_usable(dev, stream)))
+    if (path == GEMM_PATH_AUTO && gemm_rows_usable(dev, g, K, pa, pb)) /* M <= 16: never the tiles' case */
         return gemm_cols_launch(dev, stream, g, &p, "tocl_gemm_rows", 16, GEMM_ROWS_LOCAL, abuf, bbuf, cbuf, dbuf,
                                 biasbuf);
     if (path == GEMM_PATH_AUTO) {

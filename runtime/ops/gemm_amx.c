@@ -109,11 +109,9 @@ tocl_status tocl_gemm_amx_run(int dev, int stream, const tocl_gemm_desc *g, cons
 
 /* bfloat16 bits of x, rounded to nearest even (the runtime's scalar conversion). */
 static uint16_t bf16_bits(float x) {
-    uint64_t bits; /* tocl_ops_scalar_bits writes 8 bytes */
+    uint16_t bits;
     tocl_ops_scalar_bits((tocl_scalar){1, x, 0}, TOCL_BF16, &bits);
-    uint16_t low;
-    memcpy(&low, &bits, sizeof low);
-    return low;
+    return bits;
 }
 
 /* An M x N x K product of small integers computed on the device through
