@@ -16,6 +16,7 @@
 #include "runtime/ocl_memory_history.h"
 #include "tocl/custom.h"
 #include "tocl/fusion.h"
+#include "tocl/graph.h"
 #include "tocl/program.h"
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -314,6 +315,32 @@ PYBIND11_MODULE(_C, m) {
   m.def("_default_generator", [](int dev) {
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(default_generator(dev)));
   });
+
+  // Graph capture and replay (tocl/graph.h): torch.ocl.OCLGraph and
+  // torch.compile(mode="reduce-overhead") build on this handle.
+  struct GraphHandle {
+    tocl_graph* g = nullptr;
+    ~GraphHandle() { tocl_graph_destroy(g); }
+  };
+  py::class_<GraphHandle>(m, "_Graph")
+      .def(py::init<>())
+      .def("capture_begin",
+           [](GraphHandle& h, int dev) {
+             if (h.g) throw std::runtime_error("this graph was already captured; reset() it first");
+             TOCL_CHECK(tocl_graph_begin(dev, &h.g));
+           })
+      .def("capture_end",
+           [](GraphHandle& h) -> py::object {
+             const char* why = nullptr;
+             TOCL_CHECK(tocl_graph_end(h.g, &why));
+             return why ? py::object(py::str(why)) : py::object(py::none());
+           })
+      .def("replay", [](GraphHandle& h) { TOCL_CHECK(tocl_graph_replay(h.g)); })
+      .def("commands", [](GraphHandle& h) { return tocl_graph_commands(h.g); })
+      .def("reset", [](GraphHandle& h) {
+        tocl_graph_destroy(h.g);
+        h.g = nullptr;
+      });
 
   m.def("_program_stats", &program_stats);
   m.def("_reset_program_stats", [] { tocl_program_stats_reset(); });

@@ -72,6 +72,12 @@ void tocl_sched_note_free(int dev, tocl_addr addr, size_t size);
  * (dev, stream); no host wait when both devices share a context. */
 tocl_status tocl_stream_wait_stream(int wdev, int wstream, int dev, int stream);
 
+/* mem/alloc.c, for graph capture: blocks the calling thread allocates
+ * belong to `graph` (0: none) and stay reserved when freed, until
+ * tocl_mem_owner_release hands the freed ones back to the pools. */
+void tocl_mem_capture_owner(uint64_t graph);
+tocl_status tocl_mem_owner_release(uint64_t graph);
+
 /* mem/: map an address inside a live block to its buffer and byte offset. */
 tocl_status tocl_mem_resolve(tocl_addr addr, int *dev, cl_mem *buf, size_t *offset);
 /* mem/guard.c (TORCH_OCL_GUARD=1; no-ops otherwise): tocl_device_sync calls
@@ -120,6 +126,10 @@ int tocl_env_flag(const char *name);    /* 1 for 1/true/yes/on */
 int tocl_env_off(const char *name);     /* 1 for 0/false/no/off: a switch that is on unless turned off */
 /* core/read_file.c: the whole file, NUL-terminated (malloc'd), its length in *len; NULL if unreadable. */
 char *tocl_read_file(const char *path, size_t *len);
+
+/* queue/record.h last: the OpenCL enqueue calls of every runtime file go
+ * through the graph-capture recorder's wrappers. */
+#include "queue/record.h"
 
 #ifdef __cplusplus
 }

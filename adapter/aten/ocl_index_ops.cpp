@@ -56,6 +56,7 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
                 " axis_dim=", n);
     TORCH_CHECK_INDEX(false, "index out of range in self");
   }
+  note_bounds(0, n - 1);
   c10::DeviceGuard guard(self.device());
   auto st = self.strides().vec();
   if (self.dim() > 0)
@@ -179,6 +180,7 @@ tocl_tensor advanced_spec(const Advanced& a, Spec& sp, bool serial) {
       auto r = index_range(t);
       TORCH_CHECK_INDEX(r.first >= -n && r.second < n, "index ", bad_value(r, -n), " is out of bounds for dimension ",
                         a.before + j, " with size ", n);
+      note_bounds(-n, n - 1);
     }
     std::vector<int64_t> is(nr, 0);
     for (int64_t i = 0; i < nb; i++)
@@ -266,6 +268,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   auto r = index_range(index);
   TORCH_CHECK_INDEX(r.first >= -n && r.second < n, "out of range: tried to access index ", bad_value(r, -n),
                     " on a tensor of ", n, " elements.");
+  note_bounds(-n, n - 1);
   c10::DeviceGuard guard(self.device());
   at::Tensor flat = self.contiguous();
   Spec sp;
@@ -297,6 +300,7 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   auto r = index_range(index);
   TORCH_CHECK_INDEX(r.first >= -n && r.second < n, "out of range: tried to access index ", bad_value(r, -n),
                     " on a tensor of ", n, " elements.");
+  note_bounds(-n, n - 1);
   c10::DeviceGuard guard(self.device());
   at::Tensor flat = self.is_contiguous() ? self : self.contiguous();
   at::Tensor idx = index.reshape({-1}).contiguous(), src = source.reshape({-1}).contiguous();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ocl_common.h"
+#include "tocl/graph.h"
 #include "tocl/index.h"
 
 namespace torch_ocl::index_util {
@@ -46,6 +47,10 @@ inline std::pair<int64_t, int64_t> index_range(const at::Tensor& idx) {
   TOCL_CHECK(tocl_index_minmax(dev_of(idx), stream_of(idx), &t, &mn, &mx));
   return {mn, mx};
 }
+
+// After a range check passed: a captured graph repeats it at each replay
+// (tocl/graph.h); [lo, hi] are the values the op accepts.
+inline void note_bounds(int64_t lo, int64_t hi) { tocl_graph_check_bounds(lo, hi); }
 
 // The offending value of a range check: the min if it is too small.
 inline int64_t bad_value(std::pair<int64_t, int64_t> r, int64_t lo) { return r.first < lo ? r.first : r.second; }

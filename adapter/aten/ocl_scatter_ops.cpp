@@ -231,6 +231,7 @@ void index_scatter(const at::Tensor& out, int64_t dim, const at::Tensor& index, 
                       " with size ", n);
     TORCH_CHECK(false, "index ", bad_value(r, lo), " is out of bounds for dimension ", dim, " with size ", n);
   }
+  note_bounds(lo, n - 1);
   c10::DeviceGuard guard(out.device());
   int64_t nd = source.dim();
   std::vector<int64_t> st(nd, 0);
@@ -317,6 +318,7 @@ at::Tensor& index_fill_scalar_(at::Tensor& self, int64_t dim, const at::Tensor& 
   auto r = index_range(index);
   TORCH_CHECK_INDEX(r.first >= -n && r.second < n, "index ", bad_value(r, -n), " is out of bounds for dimension ", dim,
                     " with size ", n);
+  note_bounds(-n, n - 1);
   c10::DeviceGuard guard(self.device());
   auto sizes = o.sizes().vec();
   sizes[dim] = index.numel();
@@ -384,8 +386,10 @@ at::Tensor one_hot(const at::Tensor& self, int64_t num_classes) {
   TORCH_CHECK(r.first >= 0, "Class values must be non-negative.");
   if (num_classes == -1)
     num_classes = r.second + 1;
-  else
+  else {
     TORCH_CHECK(num_classes > r.second, "Class values must be smaller than num_classes.");
+    note_bounds(0, num_classes - 1);  // num_classes == -1 sized the output from the data: no bounds, no replay
+  }
   shape.push_back(num_classes);
   at::Tensor ret = at::zeros(shape, self.options());
   ret.scatter_(-1, self.unsqueeze(-1), 1);

@@ -59,6 +59,7 @@ from .random import (  # noqa: F401
     set_rng_state_all,
 )
 from . import amp  # noqa: F401  (torch.ocl.amp.autocast / GradScaler)
+from .graphs import OCLGraph, graph  # noqa: F401  (torch.cuda.CUDAGraph / torch.cuda.graph)
 from .kernels import Local, compile_kernel, compile_shader  # noqa: F401  (custom OpenCL C kernels; MPS's name)
 from .streams import (  # noqa: F401
     Event,

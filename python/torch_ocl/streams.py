@@ -76,8 +76,11 @@ class StreamContext:
 
 
 def is_current_stream_capturing() -> bool:
-    """ocl has no graph capture, so no stream is ever capturing."""
-    return False
+    """Whether this thread is capturing a graph (torch.ocl.graph; capture
+    records the current stream's work)."""
+    from .graphs import is_capturing
+
+    return is_capturing()
 
 
 def _wrap(idx: int, sid: int) -> Stream:

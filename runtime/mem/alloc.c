@@ -11,7 +11,27 @@ _Static_assert(TOCL_MAX_STREAMS <= 32, "mem_block.used_streams is a 32-bit strea
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-static int is_free(const mem_block *b) { return !b->allocated && !b->pending; }
+static int is_free(const mem_block *b) { return !b->allocated && !b->pending && !b->held; }
+
+/* Graph capture: the graph whose capture this thread is running (0: none).
+ * Blocks allocated during a capture belong to its graph. Freed during the
+ * capture they go back to the pool as usual, still the graph's, so the
+ * capture reuses memory as an uncaptured run would (the same peak, the
+ * same hot blocks); tocl_mem_capture_owner(0) then holds every free block
+ * of the graph, and a block of the graph freed after its capture is held at
+ * once: the replays write them all. Blocks of different owners never merge. */
+static __thread uint64_t t_owner;
+
+static void hold_free_blocks(uint64_t graph);
+
+void tocl_mem_capture_owner(uint64_t graph) {
+    if (!graph && t_owner) {
+        pthread_mutex_lock(&tocl_mem_lock);
+        hold_free_blocks(t_owner);
+        pthread_mutex_unlock(&tocl_mem_lock);
+    }
+    t_owner = graph;
+}
 
 /* ---- blocks ---------------------------------------------------------------- */
 
@@ -20,20 +40,20 @@ static int is_free(const mem_block *b) { return !b->allocated && !b->pending; }
 static tocl_status free_block(mem_dev *d, mem_block *b) {
     mem_segment *seg = b->seg;
     mem_freelist *fl = &d->free[seg->large];
-    b->allocated = b->pending = 0;
+    b->allocated = b->pending = b->held = 0;
     b->used_streams = 0;
     b->requested = 0;
     b->front = 0;
     b->armed = 0;
     int i = mem_block_index(seg, b);
-    if (i + 1 < seg->nblocks && is_free(seg->blocks[i + 1])) {
+    if (i + 1 < seg->nblocks && is_free(seg->blocks[i + 1]) && seg->blocks[i + 1]->owner == b->owner) {
         mem_block *next = seg->blocks[i + 1];
         mem_fl_remove(fl, next);
         b->size += next->size;
         mem_block_remove(seg, i + 1);
         free(next);
     }
-    if (i > 0 && is_free(seg->blocks[i - 1])) {
+    if (i > 0 && is_free(seg->blocks[i - 1]) && seg->blocks[i - 1]->owner == b->owner) {
         mem_block *prev = seg->blocks[i - 1];
         mem_fl_remove(fl, prev);
         prev->size += b->size;
@@ -58,6 +78,7 @@ static void split(mem_dev *d, mem_block *b, size_t size) {
     r->size = rest;
     r->seg = b->seg;
     r->stream = b->stream;
+    r->owner = b->owner; /* a graph's replays may write any part of its block */
     if (mem_block_insert(b->seg, mem_block_index(b->seg, b) + 1, r) != TOCL_OK) {
         free(r);
         return;
@@ -288,6 +309,8 @@ tocl_status tocl_mem_alloc(int dev, size_t nbytes, tocl_addr *out) {
     }
     split(d, b, size);
     b->allocated = 1;
+    if (t_owner)
+        b->owner = t_owner;
     b->requested = nbytes;
     b->front = (uint32_t)front;
     if (front)
@@ -356,7 +379,11 @@ tocl_status tocl_mem_free(tocl_addr addr) {
     MEM_EMIT(TOCL_MEM_EV_FREE_REQUESTED, b->seg->dev, d, b->stream, addr, user_size, b->requested);
     /* Deferred ops that write here belong to a dead tensor (fused eager). */
     tocl_sched_note_free(b->seg->dev, addr, b->size - 2 * (size_t)b->front);
-    if (b->front && !b->used_streams) {
+    if (b->owner && (b->owner != t_owner || b->used_streams)) {
+        /* A captured graph's replays write it: it stays reserved for the
+         * graph (tocl_mem_owner_release). */
+        b->held = 1;
+    } else if (b->front && !b->used_streams) {
         /* Guard mode: the read-back is queued before any later user of the
          * block on this stream, so the block is reusable at once. */
         mem_guard_read_back(b, NULL, 0);
@@ -403,4 +430,60 @@ tocl_status tocl_mem_record_stream(tocl_addr addr, int stream) {
         return tocl_fail(TOCL_E_INVALID, "tocl_mem_record_stream: 0x%" PRIx64 " is not inside a live OpenCL allocation",
                          addr);
     return TOCL_OK;
+}
+
+/* Take the graph's free blocks out of the pools. Caller holds tocl_mem_lock. */
+static void hold_free_blocks(uint64_t graph) {
+    int nseg = 0;
+    mem_segment **segs = mem_seg_all(&nseg);
+    for (int i = 0; i < nseg; i++) {
+        mem_segment *seg = segs[i];
+        mem_dev *d;
+        if (mem_dev_get(seg->dev, &d) != TOCL_OK)
+            continue;
+        for (int j = 0; j < seg->nblocks; j++) {
+            mem_block *b = seg->blocks[j];
+            if (b->owner == graph && is_free(b)) {
+                mem_fl_remove(&d->free[seg->large], b);
+                b->held = 1;
+            }
+        }
+    }
+}
+
+tocl_status tocl_mem_owner_release(uint64_t graph) {
+    if (!graph || tocl_in_bad_fork())
+        return TOCL_OK;
+    tocl_status s = TOCL_OK;
+    pthread_mutex_lock(&tocl_mem_lock);
+    int nseg = 0;
+    mem_segment **segs = mem_seg_all(&nseg);
+    for (int i = 0; i < nseg; i++) {
+        mem_segment *seg = segs[i];
+        mem_dev *d;
+        if (mem_dev_get(seg->dev, &d) != TOCL_OK)
+            continue;
+        /* free_block merges neighbours, so rescan the segment after each. */
+        for (int j = 0; j < seg->nblocks;) {
+            mem_block *b = seg->blocks[j];
+            if (b->owner != graph) {
+                j++;
+                continue;
+            }
+            b->owner = 0; /* still allocated: the caller's own from now on */
+            if (b->held) {
+                b->held = 0;
+                MEM_EMIT(TOCL_MEM_EV_FREE_COMPLETED, seg->dev, d, b->stream, b->addr + b->front,
+                         b->size - 2 * (size_t)b->front, 0);
+                tocl_status fs = free_block(d, b);
+                if (s == TOCL_OK)
+                    s = fs;
+                j = 0;
+            } else {
+                j++;
+            }
+        }
+    }
+    pthread_mutex_unlock(&tocl_mem_lock);
+    return s;
 }

@@ -39,6 +39,12 @@ typedef struct mem_block {
      * [addr + front + requested, addr + front + round_up(requested) + front). */
     uint32_t front;
     int armed;              /* canaries written, so they are checked */
+    /* Graph capture (runtime/graph/): a block allocated during a capture
+     * belongs to that graph (owner != 0) until the graph is destroyed; freed
+     * meanwhile it is `held`, neither allocated nor free, because the
+     * graph's replays still write it. */
+    uint64_t owner;
+    int held;
 } mem_block;
 
 struct mem_segment {

@@ -320,8 +320,10 @@ tocl_status tocl_index_minmax(int dev, int stream, const tocl_tensor *idx, int64
     }
     /* The one host wait of an indexing op: PyTorch raises on a bad index
      * before writing anything, so the bounds must be known here. */
-    if (s == TOCL_OK)
+    if (s == TOCL_OK) {
+        tocl_rec_next_read_is_check((int)groups); /* a captured graph repeats the check (queue/record.h) */
         s = tocl_copy_d2h(dev, stream, host, scratch, bytes, 1);
+    }
     tocl_mem_free(scratch);
     TOCL_TRY(s);
     int64_t mn = host[0], mx = host[1];

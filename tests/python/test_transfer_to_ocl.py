@@ -328,10 +328,18 @@ def test_nvtx_ranges_are_profiler_ranges(shim):
     assert {"shim_range_1", "shim_push"} <= names
 
 
-def test_cuda_graphs_raise_clearly(shim):
+def test_cuda_graphs_capture_on_ocl(shim):
     assert torch.cuda.is_current_stream_capturing() is False
-    for call in (lambda: torch.cuda.CUDAGraph(), lambda: torch.cuda.graph(None),
-                 lambda: torch.cuda.make_graphed_callables(None, None)):
+    x = torch.ones(8, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    assert isinstance(g, torch.ocl.OCLGraph)
+    with torch.cuda.graph(g):
+        assert torch.cuda.is_current_stream_capturing() is True
+        y = x * 3 + 1
+    x.fill_(2.0)
+    g.replay()
+    assert torch.equal(y.cpu(), torch.full((8,), 7.0))
+    for call in (lambda: torch.cuda.make_graphed_callables(None, None), lambda: torch.cuda.graph_pool_handle()):
         with pytest.raises(NotImplementedError, match="transfer_to_ocl"):
             call()
 

@@ -47,8 +47,9 @@ class CudaGraphsUnsupported(NotImplementedError):
 
 def _no_graphs(what):
     raise CudaGraphsUnsupported(
-        f"{what}: CUDA graph capture has no ocl counterpart, and torch_ocl.transfer_to_ocl does not "
-        "emulate it. Run the captured region eagerly (drop the graph), or use torch.compile."
+        f"{what}: ocl captures graphs with torch.cuda.CUDAGraph / torch.cuda.graph (torch.ocl.OCLGraph), "
+        "but transfer_to_ocl has no counterpart for this call. Capture with torch.cuda.graph, run the "
+        "region eagerly, or use torch.compile(mode='reduce-overhead')."
     )
 
 
@@ -86,7 +87,7 @@ def _mk_overrides(real):
         ocl().set_per_process_memory_limit(int(total * float(fraction)), dev)
 
     def is_current_stream_capturing():
-        return False
+        return ocl().is_current_stream_capturing()
 
     def ipc_collect():
         """No CUDA IPC on ocl, so nothing to collect."""
@@ -133,14 +134,30 @@ class StreamContext:
         return self._cm.__exit__(*exc)
 
 
+def _ocl_graphs():
+    from torch_ocl import graphs
+
+    return graphs
+
+
 class CUDAGraph:
-    def __init__(self, *args, **kwargs):
-        _no_graphs("torch.cuda.CUDAGraph()")
+    """torch.cuda.CUDAGraph(): a torch.ocl.OCLGraph (capture and replay on ocl)."""
+
+    def __new__(cls, *args, **kwargs):
+        return _ocl_graphs().OCLGraph(*args, **kwargs)
 
 
 class graph:  # a class in torch.cuda too, so isinstance checks against it still work
-    def __init__(self, *args, **kwargs):
-        _no_graphs("torch.cuda.graph(...)")
+    """torch.cuda.graph(g): torch.ocl.graph(g)."""
+
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global"):
+        self._cm = _ocl_graphs().graph(cuda_graph, pool=pool, stream=stream, capture_error_mode=capture_error_mode)
+
+    def __enter__(self):
+        return self._cm.__enter__()
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)
 
 
 def make_graphed_callables(*args, **kwargs):

@@ -18,22 +18,25 @@ def decompositions() -> dict:
     return {op: fn for op, fn in core_aten_decompositions().items() if not has_kernel(op, device_generic=False)}
 
 
-@functools.lru_cache(maxsize=1)
-def _aot_backend():
+@functools.lru_cache(maxsize=2)
+def _aot_backend(replay: bool):
     from functorch.compile import min_cut_rematerialization_partition
     from torch._dynamo.backends.common import aot_autograd
 
     return aot_autograd(
-        fw_compiler=functools.partial(compile_graph, kind="forward"),
-        bw_compiler=functools.partial(compile_graph, kind="backward"),
-        inference_compiler=functools.partial(compile_graph, kind="inference"),
+        fw_compiler=functools.partial(compile_graph, kind="forward", replay=replay),
+        bw_compiler=functools.partial(compile_graph, kind="backward", replay=replay),
+        inference_compiler=functools.partial(compile_graph, kind="inference", replay=replay),
         decompositions=decompositions(),
         partition_fn=min_cut_rematerialization_partition,
         keep_inference_input_mutations=True,
     )
 
 
-def ocl_backend(gm, example_inputs, **kwargs):
-    """torch.compile(model, backend="ocl"). ``mode`` and ``options`` are
-    accepted and change nothing yet (see docs/design.md)."""
-    return _aot_backend()(gm, example_inputs)
+def ocl_backend(gm, example_inputs, mode=None, options=None, **kwargs):
+    """torch.compile(model, backend="ocl"). mode="reduce-overhead" (or
+    options={"triton.cudagraphs": True}, what that mode sets for Inductor)
+    replays captured inference graphs (replay.py); "max-autotune" and other
+    options change nothing (see docs/design.md)."""
+    replay = mode == "reduce-overhead" or bool((options or {}).get("triton.cudagraphs", False))
+    return _aot_backend(replay)(gm, example_inputs)

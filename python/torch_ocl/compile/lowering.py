@@ -20,6 +20,7 @@ import warnings
 import torch
 
 from . import stats
+from .replay import Replayer, replay_refusal
 from .segments import lower_segments
 
 _logged_fallback_ops = set()
@@ -82,12 +83,13 @@ class CompiledGraph:
     """A lowered graph: boxed calling convention (the list of inputs is
     cleared so AOTAutograd's inputs can be freed early)."""
 
-    def __init__(self, gm: torch.fx.GraphModule, kind: str, plan: dict):
+    def __init__(self, gm: torch.fx.GraphModule, kind: str, plan: dict, replayer=None):
         # An instance attribute: wrappers (functools.wraps) copy __dict__.
         self._boxed_call = True
         self.gm = gm
         self.kind = kind
         self.plan = plan
+        self.replayer = replayer    # mode="reduce-overhead": replay.Replayer
 
     def __call__(self, args):
         from .. import fusion
@@ -97,6 +99,8 @@ class CompiledGraph:
         if prev != "fused":
             fusion.set_eager_mode("fused")
         try:
+            if self.replayer is not None:
+                return self.replayer(args)
             return self.gm(*args)
         finally:
             args.clear()
@@ -110,14 +114,22 @@ def _boxed_eager(gm):
     return make_boxed_func(gm.forward)
 
 
-def compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str = "forward"):
+def compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str = "forward", replay: bool = False):
     t0 = time.perf_counter()
     try:
         plan = classify(gm)
         plan.update(lower_segments(gm, _strict()))
         # The graph module's own code calls each op: boxed inputs in.
         gm.graph.lint()
-        compiled = CompiledGraph(gm, kind, plan)
+        replayer = None
+        if replay:
+            why = replay_refusal(gm, kind, plan)
+            if why is None:
+                replayer = Replayer(lambda a: gm(*a), gm, kind)
+            elif _log_on():
+                print(f"[torch_ocl compile] reduce-overhead: the {kind} graph is not replayed: {why}",
+                      file=sys.stderr)
+        compiled = CompiledGraph(gm, kind, plan, replayer)
     except Exception as e:  # an internal lowering error: this graph runs uncompiled
         if _strict():
             raise

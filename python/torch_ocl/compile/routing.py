@@ -37,7 +37,10 @@ def _route_default_backend() -> None:
         if _on_ocl(inputs_):
             from . import ocl_backend
 
-            return ocl_backend(model_, inputs_)
+            # mode="reduce-overhead" sets Inductor's cudagraphs option: on
+            # ocl it means graph replay (replay.py).
+            cudagraphs = getattr(self, "config", {}).get("triton.cudagraphs", False)
+            return ocl_backend(model_, inputs_, mode="reduce-overhead" if cudagraphs else None)
         return inductor_call(self, model_, inputs_, *args, **kwargs)
 
     __call__._torch_ocl = True

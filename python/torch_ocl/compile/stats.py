@@ -26,6 +26,11 @@ def reset_compile_stats() -> None:
             lowering_errors=0,     # graphs left uncompiled after an internal error
             compile_seconds=0.0,
             calls=0,               # compiled graphs run
+            # mode="reduce-overhead" (replay.py): graphs captured and replayed
+            captures=0,            # captures that can be replayed
+            captures_refused=0,    # captures that cannot (a host read, a sync, another stream): run normally
+            replays=0,             # calls served by enqueuing a recording
+            replay_live_outputs=0, # calls run normally because the last replay's outputs were still referenced
         )
 
 

@@ -29,7 +29,7 @@ TRITON_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics")
 # torch.compile(backend=...): backends that run ocl graphs.
 COMPILE_BACKENDS_OK = (None, "inductor", "ocl", "aot_eager", "eager")
 
-CUDA_GRAPH_NAMES = ("CUDAGraph", "graph", "make_graphed_callables", "graph_pool_handle", "graphs")
+CUDA_GRAPH_NAMES = ("make_graphed_callables", "graph_pool_handle", "graphs")  # CUDAGraph and graph run
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
 
@@ -39,7 +39,10 @@ def cuda_api(name: str, full: str):
     from torch_ocl._transfer import cuda_shim
 
     if name in CUDA_GRAPH_NAMES:
-        return BLOCKED, "CUDA graph capture has no ocl counterpart (the shim raises): run the region eagerly"
+        return BLOCKED, ("no ocl counterpart (the shim raises): capture with torch.cuda.graph "
+                         "(torch.ocl.graph) or run the region eagerly")
+    if name in ("CUDAGraph", "graph"):
+        return RUNS, f"answered by torch.ocl.{'OCLGraph' if name == 'CUDAGraph' else 'graph'} (capture and replay)"
     kind = cuda_shim.kind_of(name)
     if kind == "override":
         return RUNS, "answered by the shim"

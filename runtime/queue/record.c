@@ -1,0 +1,560 @@
+/* record.c - the command recorder (record.h): OpenCL wrappers that, while
+ * the calling thread captures, keep what it enqueues so it can be enqueued
+ * again. Kernels are recorded as private kernel objects made from the same
+ * program with the argument values of the launch (clSetKernelArg copies
+ * values), so a replay sets no argument and takes no kernel lock. */
+#define TOCL_RECORD_IMPL
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef enum { CMD_KERNEL, CMD_WRITE, CMD_COPY, CMD_FILL, CMD_CHECK } cmd_kind;
+
+typedef struct cmd {
+    cmd_kind kind;
+    cl_kernel k;                    /* CMD_KERNEL: private, owned */
+    cl_uint dims;
+    size_t offset[3], global[3], local[3];
+    int has_offset, has_local;
+    cl_mem a, b;                    /* buffers (retained in rec->mems) */
+    size_t aoff, boff, n, psize;
+    void *data;                     /* CMD_WRITE: the bytes; CMD_FILL: the pattern (owned) */
+    int groups, has_bounds;         /* CMD_CHECK: [min, max] pairs at (a, aoff), each in [lo, hi] */
+    int64_t lo, hi;
+} cmd;
+
+/* The argument values set on a shared kernel since the capture began. */
+typedef struct shadow {
+    cl_kernel k;
+    cl_uint nargs;                  /* 0 until the first launch asks */
+    int cap;
+    size_t *size;
+    void **val;                     /* NULL: not set (or __local, see is_local) */
+    unsigned char *set, *is_local;
+} shadow;
+
+struct tocl_rec {
+    cl_command_queue q;
+    cmd *cmds;
+    int n, cap;
+    cl_mem *mems;
+    int nmem, capmem;
+    shadow *sh;
+    int nsh, capsh;
+    const char *why;
+    char whybuf[200];
+    int next_check;                 /* groups of the bounds check the next read is; 0: none */
+    int last_check;                 /* index of the last CMD_CHECK, -1: none */
+};
+
+static __thread tocl_rec *t_rec_on; /* the capture under way on this thread */
+static __thread int t_bypass;
+#define t_rec (t_bypass ? NULL : t_rec_on)
+
+void tocl_rec_bypass(int on) { t_bypass = on; }
+
+/* ---- buffers the runtime created: which 8-byte kernel arguments are cl_mem --- */
+
+static pthread_mutex_t g_buf_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_mem *g_bufs; /* sorted */
+static int g_nbufs, g_capbufs;
+
+static int buf_find(cl_mem m, int *at) {
+    int lo = 0, hi = g_nbufs;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if ((uintptr_t)g_bufs[mid] < (uintptr_t)m)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *at = lo;
+    return lo < g_nbufs && g_bufs[lo] == m;
+}
+
+static int buf_known(cl_mem m) {
+    int at, found;
+    pthread_mutex_lock(&g_buf_lock);
+    found = buf_find(m, &at);
+    pthread_mutex_unlock(&g_buf_lock);
+    return found;
+}
+
+cl_mem tocl_rec_clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void *host, cl_int *err) {
+    cl_int e = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(ctx, flags, size, host, &e);
+    if (err)
+        *err = e;
+    if (!m)
+        return m;
+    pthread_mutex_lock(&g_buf_lock);
+    int at;
+    if (!buf_find(m, &at)) {
+        if (g_nbufs == g_capbufs) {
+            int cap = g_capbufs ? 2 * g_capbufs : 64;
+            cl_mem *v = realloc(g_bufs, (size_t)cap * sizeof *v);
+            if (v) {
+                g_bufs = v;
+                g_capbufs = cap;
+            }
+        }
+        if (g_nbufs < g_capbufs) { /* else unknown: a capture using it is refused (not replayable) */
+            memmove(g_bufs + at + 1, g_bufs + at, (size_t)(g_nbufs - at) * sizeof *g_bufs);
+            g_bufs[at] = m;
+            g_nbufs++;
+        }
+    }
+    pthread_mutex_unlock(&g_buf_lock);
+    return m;
+}
+
+cl_int tocl_rec_clReleaseMemObject(cl_mem m) {
+    pthread_mutex_lock(&g_buf_lock);
+    int at;
+    if (buf_find(m, &at)) {
+        memmove(g_bufs + at, g_bufs + at + 1, (size_t)(g_nbufs - at - 1) * sizeof *g_bufs);
+        g_nbufs--;
+    }
+    pthread_mutex_unlock(&g_buf_lock);
+    return clReleaseMemObject(m);
+}
+
+/* ---- recording ------------------------------------------------------------- */
+
+static void refuse(tocl_rec *r, const char *fmt, const char *what) {
+    if (r->why)
+        return;
+    snprintf(r->whybuf, sizeof r->whybuf, fmt, what);
+    r->why = r->whybuf;
+}
+
+static int hold_mem(tocl_rec *r, cl_mem m) {
+    for (int i = 0; i < r->nmem; i++)
+        if (r->mems[i] == m)
+            return 1;
+    if (r->nmem == r->capmem) {
+        int cap = r->capmem ? 2 * r->capmem : 32;
+        cl_mem *v = realloc(r->mems, (size_t)cap * sizeof *v);
+        if (!v)
+            return 0;
+        r->mems = v;
+        r->capmem = cap;
+    }
+    if (clRetainMemObject(m) != CL_SUCCESS)
+        return 0;
+    r->mems[r->nmem++] = m;
+    return 1;
+}
+
+static cmd *new_cmd(tocl_rec *r, cmd_kind kind) {
+    if (r->n == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 64;
+        cmd *v = realloc(r->cmds, (size_t)cap * sizeof *v);
+        if (!v) {
+            refuse(r, "%s", "out of host memory recording a command");
+            return NULL;
+        }
+        r->cmds = v;
+        r->cap = cap;
+    }
+    cmd *c = &r->cmds[r->n++];
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    return c;
+}
+
+/* The recording of the calling thread if it is capturing on q; a command
+ * on another queue makes the recording unreplayable. */
+static tocl_rec *rec_for(cl_command_queue q, const char *what) {
+    tocl_rec *r = t_rec;
+    if (!r)
+        return NULL;
+    if (q != r->q) {
+        refuse(r, "%s on another stream during the capture", what);
+        return NULL;
+    }
+    return r;
+}
+
+static shadow *shadow_of(tocl_rec *r, cl_kernel k, int create) {
+    for (int i = 0; i < r->nsh; i++)
+        if (r->sh[i].k == k)
+            return &r->sh[i];
+    if (!create)
+        return NULL;
+    if (r->nsh == r->capsh) {
+        int cap = r->capsh ? 2 * r->capsh : 32;
+        shadow *v = realloc(r->sh, (size_t)cap * sizeof *v);
+        if (!v)
+            return NULL;
+        r->sh = v;
+        r->capsh = cap;
+    }
+    shadow *s = &r->sh[r->nsh++];
+    memset(s, 0, sizeof *s);
+    s->k = k;
+    return s;
+}
+
+static int shadow_grow(shadow *s, cl_uint i) {
+    if ((int)i < s->cap)
+        return 1;
+    int cap = (int)i + 16;
+    size_t *sz = realloc(s->size, (size_t)cap * sizeof *sz);
+    if (sz)
+        s->size = sz;
+    void **val = realloc(s->val, (size_t)cap * sizeof *val);
+    if (val)
+        s->val = val;
+    unsigned char *set = realloc(s->set, (size_t)cap);
+    if (set)
+        s->set = set;
+    unsigned char *loc = realloc(s->is_local, (size_t)cap);
+    if (loc)
+        s->is_local = loc;
+    if (!sz || !val || !set || !loc)
+        return 0;
+    for (int j = s->cap; j < cap; j++) {
+        s->val[j] = NULL;
+        s->set[j] = s->is_local[j] = 0;
+        s->size[j] = 0;
+    }
+    s->cap = cap;
+    return 1;
+}
+
+cl_int tocl_rec_clSetKernelArg(cl_kernel k, cl_uint i, size_t size, const void *value) {
+    cl_int err = clSetKernelArg(k, i, size, value);
+    tocl_rec *r = t_rec;
+    if (!r || err != CL_SUCCESS || r->why)
+        return err;
+    shadow *s = shadow_of(r, k, 1);
+    if (!s || !shadow_grow(s, i)) {
+        refuse(r, "%s", "out of host memory recording kernel arguments");
+        return err;
+    }
+    free(s->val[i]);
+    s->val[i] = NULL;
+    s->size[i] = size;
+    s->is_local[i] = value == NULL;
+    if (value) {
+        s->val[i] = malloc(size ? size : 1);
+        if (!s->val[i]) {
+            refuse(r, "%s", "out of host memory recording kernel arguments");
+            return err;
+        }
+        memcpy(s->val[i], value, size);
+    }
+    s->set[i] = 1;
+    return err;
+}
+
+/* A private kernel with the shared kernel's current arguments. */
+static void record_kernel(tocl_rec *r, cl_kernel k, cl_uint dims, const size_t *offset, const size_t *global,
+                          const size_t *local) {
+    shadow *s = shadow_of(r, k, 0);
+    cl_uint nargs = 0;
+    char name[256];
+    cl_program prog = NULL;
+    if (clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL) != CL_SUCCESS ||
+        clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof prog, &prog, NULL) != CL_SUCCESS ||
+        clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL) != CL_SUCCESS) {
+        refuse(r, "%s", "clGetKernelInfo failed on a captured kernel");
+        return;
+    }
+    for (cl_uint i = 0; i < nargs; i++)
+        if (!s || (int)i >= s->cap || !s->set[i]) {
+            refuse(r, "kernel %s launched with an argument set before the capture", name);
+            return;
+        }
+    cl_int err = CL_SUCCESS;
+    cl_kernel pk = clCreateKernel(prog, name, &err);
+    if (!pk) {
+        refuse(r, "clCreateKernel(%s) failed during the capture", name);
+        return;
+    }
+    for (cl_uint i = 0; i < nargs && err == CL_SUCCESS; i++) {
+        err = clSetKernelArg(pk, i, s->size[i], s->is_local[i] ? NULL : s->val[i]);
+        cl_mem m;
+        if (err == CL_SUCCESS && !s->is_local[i] && s->size[i] == sizeof m) {
+            memcpy(&m, s->val[i], sizeof m);
+            if (m && buf_known(m) && !hold_mem(r, m))
+                err = CL_OUT_OF_HOST_MEMORY;
+        }
+    }
+    cmd *c = err == CL_SUCCESS ? new_cmd(r, CMD_KERNEL) : NULL;
+    if (!c) {
+        clReleaseKernel(pk);
+        refuse(r, "setting the arguments of captured kernel %s failed", name);
+        return;
+    }
+    c->k = pk;
+    c->dims = dims;
+    for (cl_uint d = 0; d < dims && d < 3; d++) {
+        c->global[d] = global[d];
+        c->offset[d] = offset ? offset[d] : 0;
+        c->local[d] = local ? local[d] : 0;
+    }
+    c->has_offset = offset != NULL;
+    c->has_local = local != NULL;
+}
+
+cl_int tocl_rec_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t *offset,
+                                       const size_t *global, const size_t *local, cl_uint nwait,
+                                       const cl_event *wait, cl_event *ev) {
+    tocl_rec *r = rec_for(q, "a kernel launch");
+    if (r && !r->why) {
+        if (nwait)
+            refuse(r, "%s", "a kernel launch waiting on events");
+        else if (dims > 3)
+            refuse(r, "%s", "a kernel launch of more than 3 dimensions");
+        else
+            record_kernel(r, k, dims, offset, global, local);
+    }
+    return clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nwait, wait, ev);
+}
+
+static cmd *buffer_cmd(cl_command_queue q, const char *what, cmd_kind kind, cl_uint nwait, cl_mem a, cl_mem b) {
+    tocl_rec *r = rec_for(q, what);
+    if (!r || r->why)
+        return NULL;
+    if (nwait) {
+        refuse(r, "%s waiting on events", what);
+        return NULL;
+    }
+    if (!hold_mem(r, a) || (b && !hold_mem(r, b))) {
+        refuse(r, "%s", "out of host memory recording a buffer");
+        return NULL;
+    }
+    return new_cmd(r, kind);
+}
+
+cl_int tocl_rec_clEnqueueWriteBuffer(cl_command_queue q, cl_mem buf, cl_bool blocking, size_t off, size_t n,
+                                     const void *src, cl_uint nwait, const cl_event *wait, cl_event *ev) {
+    cmd *c = buffer_cmd(q, "a host-to-device write", CMD_WRITE, nwait, buf, NULL);
+    if (c) {
+        c->a = buf;
+        c->aoff = off;
+        c->n = n;
+        c->data = malloc(n ? n : 1);
+        if (c->data)
+            memcpy(c->data, src, n);
+        else
+            refuse(t_rec, "%s", "out of host memory recording a write");
+    }
+    return clEnqueueWriteBuffer(q, buf, blocking, off, n, src, nwait, wait, ev);
+}
+
+cl_int tocl_rec_clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t soff, size_t doff, size_t n,
+                                    cl_uint nwait, const cl_event *wait, cl_event *ev) {
+    cmd *c = buffer_cmd(q, "a device copy", CMD_COPY, nwait, src, dst);
+    if (c) {
+        c->a = src;
+        c->b = dst;
+        c->aoff = soff;
+        c->boff = doff;
+        c->n = n;
+    }
+    return clEnqueueCopyBuffer(q, src, dst, soff, doff, n, nwait, wait, ev);
+}
+
+cl_int tocl_rec_clEnqueueFillBuffer(cl_command_queue q, cl_mem buf, const void *pattern, size_t psize, size_t off,
+                                    size_t n, cl_uint nwait, const cl_event *wait, cl_event *ev) {
+    cmd *c = buffer_cmd(q, "a fill", CMD_FILL, nwait, buf, NULL);
+    if (c) {
+        c->a = buf;
+        c->aoff = off;
+        c->n = n;
+        c->psize = psize;
+        c->data = malloc(psize ? psize : 1);
+        if (c->data)
+            memcpy(c->data, pattern, psize);
+        else
+            refuse(t_rec, "%s", "out of host memory recording a fill");
+    }
+    return clEnqueueFillBuffer(q, buf, pattern, psize, off, n, nwait, wait, ev);
+}
+
+/* What the host reads or waits for cannot be replayed: the host code that
+ * used it would not run again. */
+static void host_sync(const char *what) {
+    if (t_rec)
+        refuse(t_rec, "%s (the host reads device results, so the graph cannot be replayed without it)", what);
+}
+
+void tocl_rec_next_read_is_check(int groups) {
+    if (t_rec)
+        t_rec->next_check = groups;
+}
+
+void tocl_rec_check_bounds(int64_t lo, int64_t hi) {
+    tocl_rec *r = t_rec;
+    if (!r || r->last_check < 0)
+        return;
+    cmd *c = &r->cmds[r->last_check];
+    c->lo = lo;
+    c->hi = hi;
+    c->has_bounds = 1;
+}
+
+cl_int tocl_rec_clEnqueueReadBuffer(cl_command_queue q, cl_mem buf, cl_bool blocking, size_t off, size_t n, void *dst,
+                                    cl_uint nwait, const cl_event *wait, cl_event *ev) {
+    tocl_rec *r = t_rec;
+    if (r && r->next_check) {
+        int groups = r->next_check;
+        r->next_check = 0;
+        cmd *c = buffer_cmd(q, "an index bounds check", CMD_CHECK, nwait, buf, NULL);
+        if (c && n == (size_t)groups * 2 * sizeof(int64_t) && groups <= 64) {
+            c->a = buf;
+            c->aoff = off;
+            c->n = n;
+            c->groups = groups;
+            r->last_check = (int)(c - r->cmds);
+        } else if (c) {
+            refuse(r, "%s", "an index bounds check of an unexpected size");
+        }
+        return clEnqueueReadBuffer(q, buf, blocking, off, n, dst, nwait, wait, ev);
+    }
+    host_sync("a device-to-host read");
+    return clEnqueueReadBuffer(q, buf, blocking, off, n, dst, nwait, wait, ev);
+}
+
+void *tocl_rec_clEnqueueMapBuffer(cl_command_queue q, cl_mem buf, cl_bool blocking, cl_map_flags flags, size_t off,
+                                  size_t n, cl_uint nwait, const cl_event *wait, cl_event *ev, cl_int *err) {
+    host_sync("a buffer mapped to the host");
+    return clEnqueueMapBuffer(q, buf, blocking, flags, off, n, nwait, wait, ev, err);
+}
+
+cl_int tocl_rec_clFinish(cl_command_queue q) {
+    host_sync("a synchronize");
+    return clFinish(q);
+}
+
+/* A marker with nothing to wait for orders nothing on an in-order queue (the
+ * allocator and events make them); one that waits links another stream. */
+cl_int tocl_rec_clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nwait, const cl_event *wait, cl_event *ev) {
+    if (t_rec && nwait)
+        refuse(t_rec, "%s", "a wait on another stream's event");
+    return clEnqueueMarkerWithWaitList(q, nwait, wait, ev);
+}
+
+cl_int tocl_rec_clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint nwait, const cl_event *wait, cl_event *ev) {
+    if (t_rec && nwait)
+        refuse(t_rec, "%s", "a wait on another stream's event");
+    return clEnqueueBarrierWithWaitList(q, nwait, wait, ev);
+}
+
+/* ---- the recording's life ------------------------------------------------- */
+
+tocl_status tocl_rec_begin(cl_command_queue q, tocl_rec **out) {
+    *out = NULL;
+    if (t_rec_on)
+        return tocl_fail(TOCL_E_INVALID, "a graph capture is already under way on this thread");
+    tocl_rec *r = calloc(1, sizeof *r);
+    if (!r)
+        return tocl_fail(TOCL_E_OOM, "out of host memory starting a graph capture");
+    r->q = q;
+    r->last_check = -1;
+    t_rec_on = r;
+    *out = r;
+    return TOCL_OK;
+}
+
+static void free_shadows(tocl_rec *r) {
+    for (int i = 0; i < r->nsh; i++) {
+        shadow *s = &r->sh[i];
+        for (int j = 0; j < s->cap; j++)
+            free(s->val[j]);
+        free(s->val);
+        free(s->size);
+        free(s->set);
+        free(s->is_local);
+    }
+    free(r->sh);
+    r->sh = NULL;
+    r->nsh = r->capsh = 0;
+}
+
+tocl_status tocl_rec_end(tocl_rec *rec, const char **why) {
+    if (t_rec_on != rec)
+        return tocl_fail(TOCL_E_INVALID, "ending a graph capture this thread did not begin");
+    t_rec_on = NULL;
+    free_shadows(rec);
+    for (int i = 0; i < rec->n && !rec->why; i++)
+        if (rec->cmds[i].kind == CMD_CHECK && !rec->cmds[i].has_bounds)
+            refuse(rec, "%s", "an index read whose use the graph cannot repeat (not a bounds check)");
+    *why = rec->why;
+    return TOCL_OK;
+}
+
+int tocl_rec_commands(const tocl_rec *rec) { return rec->n; }
+
+tocl_status tocl_rec_replay(const tocl_rec *rec, cl_command_queue q) {
+    if (rec->why)
+        return tocl_fail(TOCL_E_INVALID, "this graph cannot be replayed: %s", rec->why);
+    for (int i = 0; i < rec->n; i++) {
+        const cmd *c = &rec->cmds[i];
+        cl_int err = CL_SUCCESS;
+        switch (c->kind) {
+        case CMD_KERNEL:
+            err = clEnqueueNDRangeKernel(q, c->k, c->dims, c->has_offset ? c->offset : NULL, c->global,
+                                         c->has_local ? c->local : NULL, 0, NULL, NULL);
+            break;
+        case CMD_WRITE:
+            err = clEnqueueWriteBuffer(q, c->a, CL_FALSE, c->aoff, c->n, c->data, 0, NULL, NULL);
+            break;
+        case CMD_COPY:
+            err = clEnqueueCopyBuffer(q, c->a, c->b, c->aoff, c->boff, c->n, 0, NULL, NULL);
+            break;
+        case CMD_FILL:
+            err = clEnqueueFillBuffer(q, c->a, c->data, c->psize, c->aoff, c->n, 0, NULL, NULL);
+            break;
+        case CMD_CHECK: {
+            /* What eager does at this op: wait for the bounds, check them,
+             * and run nothing after a bad index. */
+            int64_t v[128];
+            err = clEnqueueReadBuffer(q, c->a, CL_TRUE, c->aoff, c->n, v, 0, NULL, NULL);
+            if (err != CL_SUCCESS)
+                break;
+            for (int g = 0; g < c->groups; g++) {
+                int64_t bad = v[2 * g] < c->lo ? v[2 * g] : v[2 * g + 1] > c->hi ? v[2 * g + 1] : c->lo;
+                if (v[2 * g] < c->lo || v[2 * g + 1] > c->hi)
+                    return tocl_fail(TOCL_E_INVALID,
+                                     "index %lld is out of bounds [%lld, %lld] (found replaying a captured graph; "
+                                     "its work after this index op did not run)",
+                                     (long long)bad, (long long)c->lo, (long long)c->hi);
+            }
+            break;
+        }
+        }
+        TOCL_CL_TRY(err, "replaying a captured graph");
+    }
+    TOCL_CL_TRY(clFlush(q), "clFlush after a graph replay");
+    return TOCL_OK;
+}
+
+void tocl_rec_free(tocl_rec *rec) {
+    if (!rec)
+        return;
+    if (t_rec_on == rec)
+        t_rec_on = NULL;
+    free_shadows(rec);
+    int writes = 0;
+    for (int i = 0; i < rec->n; i++)
+        writes |= rec->cmds[i].kind == CMD_WRITE;
+    if (writes && rec->q)
+        clFinish(rec->q); /* a replayed write may still read rec's bytes */
+    for (int i = 0; i < rec->n; i++) {
+        if (rec->cmds[i].k)
+            clReleaseKernel(rec->cmds[i].k);
+        free(rec->cmds[i].data);
+    }
+    for (int i = 0; i < rec->nmem; i++)
+        clReleaseMemObject(rec->mems[i]);
+    free(rec->cmds);
+    free(rec->mems);
+    free(rec);
+}

@@ -1,0 +1,347 @@
+"""Graph capture and replay (runtime/graph/, torch.ocl.OCLGraph,
+torch.compile(mode="reduce-overhead")): a replay must equal running the work
+again, never touch memory it did not own at capture, refuse what it cannot
+repeat, and leave nothing held once dropped."""
+
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import torch_ocl
+
+OCL = "ocl"
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    torch._dynamo.reset()
+    torch_ocl.reset_compile_stats()
+    yield
+    torch._dynamo.reset()
+
+
+def _work(x, w):
+    return torch.relu(w @ x + 1.0).sum(0) * 0.5
+
+
+# ---------------------------------------------------------------- torch.ocl.OCLGraph
+
+@pytest.mark.parametrize("shape", [(33, 5), (1, 1), (64, 17)])
+def test_replay_equals_rerun_on_new_inputs(shape):
+    torch.manual_seed(0)
+    x = torch.randn(*shape, device=OCL)
+    w = torch.randn(7, shape[0], device=OCL)
+    _work(x, w)  # programs built before the capture
+    g = torch.ocl.OCLGraph()
+    with torch.ocl.graph(g):
+        out = _work(x, w)
+    assert g.commands() > 0
+    for _ in range(3):
+        x.copy_(torch.randn(*shape))
+        w.mul_(1.1)
+        g.replay()
+        torch.testing.assert_close(out.cpu(), _work(x.cpu(), w.cpu()), rtol=1e-5, atol=1e-5)
+    g.reset()
+
+
+def test_strided_and_offset_inputs():
+    torch.manual_seed(0)
+    base = torch.randn(10, 12, device=OCL)
+    x = base[1:, ::2].t()  # offset, transposed, strided
+    g = torch.ocl.OCLGraph()
+    with torch.ocl.graph(g):
+        out = torch.tanh(x) * x[:, :1] + x.sum(1, keepdim=True)
+    base.copy_(torch.randn(10, 12))
+    g.replay()
+    xc = base.cpu()[1:, ::2].t()
+    torch.testing.assert_close(out.cpu(), torch.tanh(xc) * xc[:, :1] + xc.sum(1, keepdim=True), rtol=1e-5, atol=1e-5)
+
+
+def test_memory_of_the_capture_is_not_handed_out_again():
+    """Intermediates freed during the capture stay the graph's: a tensor made
+    after the capture must survive replays untouched."""
+    torch.manual_seed(0)
+    x = torch.randn(256, device=OCL)
+    g = torch.ocl.OCLGraph()
+    with torch.ocl.graph(g):
+        y = x
+        for _ in range(6):
+            y = torch.sin(y) * 2.0 + 1.0  # each step frees the one before
+        out = y.sum()
+    keep = [torch.full((256,), float(i), device=OCL) for i in range(8)]
+    for _ in range(3):
+        g.replay()
+    torch.ocl.synchronize()
+    for i, k in enumerate(keep):
+        assert torch.equal(k.cpu(), torch.full((256,), float(i))), i
+    ref = x.cpu()
+    for _ in range(6):
+        ref = torch.sin(ref) * 2.0 + 1.0
+    torch.testing.assert_close(out.cpu(), ref.sum(), rtol=1e-4, atol=1e-4)
+
+
+def test_reset_returns_the_memory():
+    torch.ocl.synchronize()
+    x = torch.randn(4096, device=OCL)
+    torch.exp(x)
+    before = torch.ocl.memory_reserved()
+    g = torch.ocl.OCLGraph()
+    with torch.ocl.graph(g):
+        for _ in range(4):
+            torch.exp(x)  # freed at once: held by the graph
+    g.reset()
+    # Everything the capture took can be allocated again without growing.
+    again = [torch.empty(4096, device=OCL) for _ in range(4)]
+    assert torch.ocl.memory_reserved() == before
+    del again
+
+
+@pytest.mark.parametrize("what", ["item", "cpu", "synchronize"])
+def test_host_reads_refuse_the_capture(what):
+    x = torch.randn(16, device=OCL)
+    g = torch.ocl.OCLGraph()
+    with pytest.raises(RuntimeError, match="cannot be replayed: .*host"):
+        with torch.ocl.graph(g):
+            y = x * 2
+            if what == "item":
+                y.sum().item()
+            elif what == "cpu":
+                y.cpu()
+            else:
+                torch.ocl.synchronize()
+    with pytest.raises(RuntimeError, match="nothing was captured"):
+        g.replay()
+    assert not torch.ocl.is_current_stream_capturing()
+    # The device still works, and a new capture is fine.
+    with torch.ocl.graph(g):
+        z = x + 1
+    g.replay()
+    torch.testing.assert_close(z.cpu(), x.cpu() + 1)
+
+
+def test_random_ops_refuse_the_capture():
+    g = torch.ocl.OCLGraph()
+    with pytest.raises(RuntimeError, match="random numbers"):
+        with torch.ocl.graph(g):
+            torch.randn(8, device=OCL)
+
+
+def test_capture_state_and_errors():
+    g = torch.ocl.OCLGraph()
+    x = torch.ones(4, device=OCL)
+    assert not torch.ocl.is_current_stream_capturing()
+    with torch.ocl.graph(g):
+        assert torch.ocl.is_current_stream_capturing()
+        y = x * 3
+        with pytest.raises(RuntimeError, match="already under way"):
+            torch.ocl.OCLGraph().capture_begin()
+    with pytest.raises(RuntimeError, match="reset"):
+        g.capture_begin()
+    with pytest.raises(NotImplementedError, match="pool"):
+        torch.ocl.OCLGraph().capture_begin(pool=(0, 1))
+    # An exception inside the block ends the capture and drops it.
+    with pytest.raises(ValueError, match="boom"):
+        with torch.ocl.graph(torch.ocl.OCLGraph()):
+            x * 2
+            raise ValueError("boom")
+    assert not torch.ocl.is_current_stream_capturing()
+    g.replay()
+    assert torch.equal(y.cpu(), torch.full((4,), 3.0))
+
+
+def test_index_bounds_are_checked_at_each_replay():
+    emb = torch.randn(10, 4, device=OCL)
+    idx = torch.tensor([1, 2, 3], device=OCL)
+    F.embedding(idx, emb)
+    g = torch.ocl.OCLGraph()
+    with torch.ocl.graph(g):
+        out = F.embedding(idx, emb) * 2
+    idx.copy_(torch.tensor([9, 0, 4]))
+    g.replay()
+    torch.testing.assert_close(out.cpu(), emb.cpu()[[9, 0, 4]] * 2)
+    for bad in ([10, 0, 0], [0, -1, 0]):
+        idx.copy_(torch.tensor(bad))
+        with pytest.raises(RuntimeError, match="out of bounds"):
+            g.replay()
+    idx.copy_(torch.tensor([5, 5, 5]))
+    g.replay()
+    torch.testing.assert_close(out.cpu(), emb.cpu()[[5, 5, 5]] * 2)
+
+
+def test_replay_on_another_stream_orders_after_its_work():
+    x = torch.zeros(1024, device=OCL)
+    g = torch.ocl.OCLGraph()
+    with torch.ocl.graph(g):
+        out = x + 1
+    s = torch.ocl.Stream()
+    with torch.ocl.stream(s):
+        x.fill_(5.0)
+        g.replay()
+    s.synchronize()
+    assert torch.equal(out.cpu(), torch.full((1024,), 6.0))
+
+
+# ---------------------------------------------------------------- torch.compile(mode="reduce-overhead")
+
+def _decoder():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True, norm_first=True)
+    emb, pos, head = nn.Embedding(50, 32), nn.Embedding(64, 32), nn.Linear(32, 50, bias=False)
+    return nn.ModuleList([emb, pos, layer, head]).to(OCL).eval()
+
+
+def _cached_step(m, tok, cache, start: int):
+    """One decoding step with a growing KV cache: a new shape at every step."""
+    emb, pos, layer, head = m
+    a = layer.self_attn
+    t = tok.shape[1]
+    h = emb(tok) + pos(torch.arange(start, start + t, device=tok.device))
+    q, k, v = F.linear(layer.norm1(h), a.in_proj_weight, a.in_proj_bias).chunk(3, -1)
+    q, k, v = (z.view(1, t, 4, 8).transpose(1, 2) for z in (q, k, v))
+    if cache is not None:
+        k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)
+    o = F.scaled_dot_product_attention(q, k, v, is_causal=cache is None)
+    h = h + a.out_proj(o.transpose(1, 2).reshape(1, t, 32))
+    h = h + layer.linear2(F.relu(layer.linear1(layer.norm2(h))))
+    return head(h[:, -1]), (k, v)
+
+
+def _decode(m, step, prompt, n):
+    with torch.no_grad():
+        logits, cache = _cached_step(m, prompt, None, 0)
+        out = [logits.argmax(-1, keepdim=True)]
+        for i in range(n - 1):
+            logits, cache = step(m, out[-1], cache, prompt.shape[1] + i)
+            out.append(logits.argmax(-1, keepdim=True))
+    return torch.cat(out, 1)
+
+
+@pytest.mark.parametrize("dynamic", [True, None])
+def test_decode_replays_equal_eager(dynamic):
+    m = _decoder()
+    prompt = torch.randint(0, 50, (1, 6), device=OCL)
+    ref = _decode(m, _cached_step, prompt, 12).cpu()
+    cstep = torch.compile(_cached_step, backend="ocl", mode="reduce-overhead", dynamic=dynamic)
+    for run in range(3):
+        assert torch.equal(_decode(m, cstep, prompt, 12).cpu(), ref), run
+    s = torch_ocl.compile_stats()
+    assert s["captures"] == 11 and s["captures_refused"] == 0, s
+    assert s["replays"] == 11, s  # the third run replays every length
+    # Different prompts through the same recordings.
+    other = torch.randint(0, 50, (1, 6), device=OCL)
+    assert torch.equal(_decode(m, cstep, other, 12).cpu(), _decode(m, _cached_step, other, 12).cpu())
+
+
+def test_default_backend_reduce_overhead_replays_on_ocl():
+    m = _decoder()
+    prompt = torch.randint(0, 50, (1, 5), device=OCL)
+    cstep = torch.compile(_cached_step, mode="reduce-overhead", dynamic=True)
+    ref = _decode(m, _cached_step, prompt, 6).cpu()
+    for _ in range(3):
+        assert torch.equal(_decode(m, cstep, prompt, 6).cpu(), ref)
+    assert torch_ocl.compile_stats()["replays"] > 0
+
+
+def test_kept_outputs_are_never_overwritten():
+    lin = nn.Linear(8, 8).to(OCL)
+    f = torch.compile(lambda x: torch.tanh(lin(x)), backend="ocl", mode="reduce-overhead")
+    xs = [torch.randn(4, 8, device=OCL) for _ in range(5)]
+    with torch.no_grad():
+        outs = [f(x) for x in xs]  # each output is still referenced at the next call
+        for x, o in zip(xs, outs):
+            torch.testing.assert_close(o.cpu(), torch.tanh(lin(x)).cpu())
+        assert torch_ocl.compile_stats()["replay_live_outputs"] > 0
+        views = [f(x)[1:] for x in xs]  # a view keeps its output alive too
+        for x, v in zip(xs, views):
+            torch.testing.assert_close(v.cpu(), torch.tanh(lin(x))[1:].cpu())
+        del outs, views, o, v
+        for x in xs:  # outputs dropped at once: replayed
+            torch.testing.assert_close(f(x).cpu(), torch.tanh(lin(x)).cpu())
+    assert torch_ocl.compile_stats()["replays"] > 0
+
+
+def test_buffer_mutation_reaches_the_real_buffer():
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("n", torch.zeros(3))
+
+        def forward(self, x):
+            self.n.add_(x.sum(0))
+            return self.n * 2
+
+    m = Counter().to(OCL)
+    f = torch.compile(m, backend="ocl", mode="reduce-overhead")
+    total = torch.zeros(3)
+    with torch.no_grad():
+        for i in range(6):
+            x = torch.full((2, 3), float(i), device=OCL)
+            total += x.cpu().sum(0)
+            torch.testing.assert_close(f(x).cpu(), total * 2)
+    torch.testing.assert_close(m.n.cpu(), total)
+    assert torch_ocl.compile_stats()["replays"] > 0
+
+
+def test_not_replayed_random_and_cpu_fallback():
+    drop = nn.Dropout(0.5).train()
+    f = torch.compile(lambda x: drop(x) + 1, backend="ocl", mode="reduce-overhead")
+    x = torch.ones(4096, device=OCL)
+    with torch.no_grad():
+        a, b, c = (f(x).cpu() for _ in range(3))
+    assert not torch.equal(a, b) and not torch.equal(b, c)  # fresh draws every call
+    assert 0.4 < (a == 1).float().mean() < 0.6
+    assert torch_ocl.compile_stats()["captures"] == 0
+
+
+def _train(model, opt, xs, ys, steps, accumulate=1):
+    losses = []
+    for i in range(steps):
+        opt.zero_grad(set_to_none=True)
+        for k in range(accumulate):
+            loss = F.cross_entropy(model(xs[(i + k) % len(xs)]), ys[(i + k) % len(ys)])
+            loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("accumulate", [1, 2])
+def test_training_replays_match_eager(accumulate):
+    """Forward and backward graphs are replayed; with two forwards before a
+    backward the first forward's saved tensors are alive, so the second runs
+    normally instead of overwriting them."""
+    torch.manual_seed(0)
+    base = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 32), nn.LayerNorm(32), nn.ReLU(),
+                         nn.Linear(32, 5))
+    xs = [torch.randn(8, 16, device=OCL) for _ in range(3)]
+    ys = [torch.randint(0, 5, (8,), device=OCL) for _ in range(3)]
+    me, mc = copy.deepcopy(base).to(OCL), copy.deepcopy(base).to(OCL)
+    oe = torch.optim.SGD(me.parameters(), lr=0.1, momentum=0.9)
+    oc = torch.optim.SGD(mc.parameters(), lr=0.1, momentum=0.9)
+    le = _train(me, oe, xs, ys, 8, accumulate)
+    lc = _train(torch.compile(mc, backend="ocl", mode="reduce-overhead"), oc, xs, ys, 8, accumulate)
+    torch.testing.assert_close(torch.tensor(lc), torch.tensor(le), rtol=1e-5, atol=1e-5)
+    for pe, pc in zip(me.parameters(), mc.parameters()):
+        torch.testing.assert_close(pc.cpu(), pe.cpu(), rtol=1e-5, atol=1e-5)
+    s = torch_ocl.compile_stats()
+    assert s["replays"] > 0, s
+    if accumulate > 1:
+        assert s["replay_live_outputs"] > 0, s
+
+
+def test_batchnorm_running_stats_replayed():
+    torch.manual_seed(0)
+    base = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 36, 3))
+    me, mc = copy.deepcopy(base).to(OCL), copy.deepcopy(base).to(OCL)
+    xs = [torch.randn(2, 3, 8, 8, device=OCL) for _ in range(2)]
+    ys = [torch.randint(0, 3, (2,), device=OCL) for _ in range(2)]
+    oe, oc = torch.optim.SGD(me.parameters(), lr=0.05), torch.optim.SGD(mc.parameters(), lr=0.05)
+    le = _train(me, oe, xs, ys, 6)
+    lc = _train(torch.compile(mc, backend="ocl", mode="reduce-overhead"), oc, xs, ys, 6)
+    torch.testing.assert_close(torch.tensor(lc), torch.tensor(le), rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(mc[1].running_mean.cpu(), me[1].running_mean.cpu(), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(mc[1].running_var.cpu(), me[1].running_var.cpu(), rtol=1e-5, atol=1e-6)
+    assert torch_ocl.compile_stats()["replays"] > 0
