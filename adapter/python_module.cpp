@@ -20,10 +20,60 @@
 #include "tocl/program.h"
 #include <torch/csrc/autograd/python_variable.h>
 
+#if __has_include(<ATen/core/GraphImplInterface.h>)  // torch 2.14: torch.accelerator.Graph
+#include <ATen/core/GraphImplInterface.h>
+#define TOCL_HAVE_ACCELERATOR_GRAPH 1
+#endif
+
 namespace py = pybind11;
 using namespace torch_ocl;
 
 namespace {
+
+#ifdef TOCL_HAVE_ACCELERATOR_GRAPH
+// torch.accelerator.Graph on ocl: the same capture as torch.ocl.OCLGraph
+// (tocl/graph.h), refusing at capture_end what a replay cannot repeat.
+struct OclGraphImpl final : at::GraphImplInterface {
+  explicit OclGraphImpl(const at::GraphImplArgs&) {}
+  ~OclGraphImpl() override { tocl_graph_destroy(g_); }
+  void capture_begin(at::MempoolId_t pool, at::GraphCaptureMode) override {
+    TORCH_CHECK(pool.first == 0 && pool.second == 0, "ocl graphs do not share memory pools");
+    TORCH_CHECK(!g_, "this graph already holds a capture; reset() it first");
+    dev_ = current_device();
+    rng_ = default_generator(dev_).get_state();
+    TOCL_CHECK(tocl_graph_begin(dev_, &g_));
+  }
+  void capture_end() override {
+    TORCH_CHECK(g_, "capture_end without capture_begin");
+    const char* why = nullptr;
+    TOCL_CHECK(tocl_graph_end(g_, &why));
+    std::string reason = why ? why : "";
+    if (reason.empty() && !at::equal(default_generator(dev_).get_state(), rng_))
+      reason = "random numbers were drawn (a replay would repeat the capture's numbers)";
+    if (!reason.empty()) {
+      reset();
+      TORCH_CHECK(false, "the captured work cannot be replayed: ", reason);
+    }
+  }
+  void instantiate() override {}
+  void replay() override {
+    TORCH_CHECK(g_, "nothing was captured");
+    TOCL_CHECK(tocl_graph_replay(g_));
+  }
+  void reset() override {
+    tocl_graph_destroy(g_);
+    g_ = nullptr;
+  }
+  at::MempoolId_t pool() const override { return {0, 0}; }
+  void enable_debug_mode() override {}
+  void debug_dump(const std::string&) override { TORCH_CHECK(false, "debug_dump is not supported for ocl graphs"); }
+
+ private:
+  tocl_graph* g_ = nullptr;
+  int dev_ = 0;
+  at::Tensor rng_;
+};
+#endif
 
 py::dict device_props(int dev) {
   tocl_device_props p{};
@@ -341,6 +391,23 @@ PYBIND11_MODULE(_C, m) {
         tocl_graph_destroy(h.g);
         h.g = nullptr;
       });
+
+  m.def("_graph_capturing", [] { return tocl_graph_capturing() != 0; });
+  // Registered once the backend is named "ocl" (the registry's key is the
+  // device type's name): torch.accelerator.Graph then captures on ocl.
+  m.def("_register_accelerator_graph", [] {
+#ifdef TOCL_HAVE_ACCELERATOR_GRAPH
+    auto key = c10::DeviceTypeName(c10::DeviceType::PrivateUse1, /*lower_case=*/false);
+    if (!at::GraphImplRegistry()->Has(key))
+      at::GraphImplRegistry()->Register(
+          key, [](at::GraphImplArgs a) -> std::unique_ptr<at::GraphImplInterface> {
+            return std::make_unique<OclGraphImpl>(a);
+          });
+    return true;
+#else
+    return false;
+#endif
+  });
 
   m.def("_program_stats", &program_stats);
   m.def("_reset_program_stats", [] { tocl_program_stats_reset(); });

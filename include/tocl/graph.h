@@ -36,6 +36,8 @@ tocl_status tocl_graph_end(tocl_graph *g, const char **why);
 /* Enqueue the recorded commands on dev's current stream (after the work
  * deferred there). Does not wait for them. */
 tocl_status tocl_graph_replay(tocl_graph *g);
+/* 1 while the calling thread captures. */
+int tocl_graph_capturing(void);
 /* Commands recorded (0 before tocl_graph_end). */
 int tocl_graph_commands(const tocl_graph *g);
 /* After an index op checked the bounds tocl_index_minmax gave it: values

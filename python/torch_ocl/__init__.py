@@ -74,6 +74,7 @@ def _register():
     if torch._C._get_privateuse1_backend_name() != "ocl":
         torch.utils.rename_privateuse1_backend("ocl")
     torch._register_device_module("ocl", ocl)
+    _C._register_accelerator_graph()  # torch.accelerator.Graph (torch >= 2.14) captures on ocl
     # torch.ocl is a plain module, so `import torch.ocl.memory` finds its
     # submodules only through sys.modules, as torch.cuda's users expect.
     import sys

@@ -17,18 +17,17 @@ their bounds at every replay, as they do in eager. ``pool`` sharing between
 graphs is not supported.
 """
 
-import threading
 from typing import Optional
 
 import torch
 
 from . import _C
 
-_state = threading.local()
-
 
 def is_capturing() -> bool:
-    return getattr(_state, "capturing", False)
+    """Whether this thread captures (torch.ocl.graph, torch.accelerator.Graph
+    or a reduce-overhead capture)."""
+    return _C._graph_capturing()
 
 
 class OCLGraph:
@@ -52,15 +51,11 @@ class OCLGraph:
         self._device = torch.ocl.current_device()
         self._rng = get_rng_state(self._device)
         self._graph.capture_begin(self._device)
-        _state.capturing = True
 
     def capture_end(self) -> None:
         from .random import get_rng_state
 
-        try:
-            why = self._graph.capture_end()
-        finally:
-            _state.capturing = False
+        why = self._graph.capture_end()
         self._captured = True
         if why is None and not torch.equal(get_rng_state(self._device), self._rng):
             why = "random numbers were drawn (a replay would repeat the capture's numbers)"

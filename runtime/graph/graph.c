@@ -83,3 +83,5 @@ void tocl_graph_destroy(tocl_graph *g) {
 }
 
 void tocl_graph_check_bounds(int64_t lo, int64_t hi) { tocl_rec_check_bounds(lo, hi); }
+
+int tocl_graph_capturing(void) { return tocl_rec_active(); }

@@ -45,7 +45,7 @@ struct tocl_rec {
     shadow *sh;
     int nsh, capsh;
     const char *why;
-    char whybuf[200];
+    char whybuf[400];
     int next_check;                 /* groups of the bounds check the next read is; 0: none */
     int last_check;                 /* index of the last CMD_CHECK, -1: none */
 };
@@ -491,6 +491,8 @@ tocl_status tocl_rec_end(tocl_rec *rec, const char **why) {
 }
 
 int tocl_rec_commands(const tocl_rec *rec) { return rec->n; }
+
+int tocl_rec_active(void) { return t_rec_on != NULL; }
 
 tocl_status tocl_rec_replay(const tocl_rec *rec, cl_command_queue q) {
     if (rec->why)

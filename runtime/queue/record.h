@@ -25,6 +25,8 @@ tocl_status tocl_rec_end(tocl_rec *rec, const char **why);
 /* Enqueue the recorded commands on q (a queue of the same context) in order. */
 tocl_status tocl_rec_replay(const tocl_rec *rec, cl_command_queue q);
 int tocl_rec_commands(const tocl_rec *rec);
+/* 1 while the calling thread records. */
+int tocl_rec_active(void);
 
 /* Index bounds checks (ops/index.c, the adapter's range checks): the next
  * device-to-host read of the calling thread is the [min, max] pairs of

@@ -110,3 +110,23 @@ def test_distributed_table_marks_goals():
     assert "| 4 MiB |" in md and "0.91x | 0.95x | met |" in md
     assert "| DDP step (3 buckets) | 10.0 | 14.0 | 0.71 | 40% | not met (> 50%) |" in md
     assert distributed.markdown([]) == []
+
+
+def test_cached_decoding_equals_the_full_forward():
+    """TinyGPT.forward_cached (the bench's KV-cache decode) picks the tokens
+    forward picks on the whole sequence."""
+    from torch_ocl.bench.models import TinyGPT
+
+    torch.manual_seed(0)
+    g = TinyGPT(vocab=64, d=32, layers=2, heads=4, ctx=32).to("ocl").eval()
+    seq = torch.randint(0, 64, (1, 5), device="ocl")
+    with torch.no_grad():
+        logits, cache = g.forward_cached(seq)
+        cached = [logits.argmax(-1, keepdim=True)]
+        for i in range(7):
+            logits, cache = g.forward_cached(cached[-1], cache, 5 + i)
+            cached.append(logits.argmax(-1, keepdim=True))
+        full = seq
+        for _ in range(8):
+            full = torch.cat([full, g(full)[:, -1].argmax(-1, keepdim=True)], 1)
+    assert torch.equal(torch.cat(cached, 1).cpu(), full[:, 5:].cpu())

@@ -345,3 +345,24 @@ def test_batchnorm_running_stats_replayed():
     torch.testing.assert_close(mc[1].running_mean.cpu(), me[1].running_mean.cpu(), rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(mc[1].running_var.cpu(), me[1].running_var.cpu(), rtol=1e-5, atol=1e-6)
     assert torch_ocl.compile_stats()["replays"] > 0
+
+
+@pytest.mark.skipif(not hasattr(torch.accelerator, "Graph"), reason="torch.accelerator.Graph is torch >= 2.14")
+def test_accelerator_graph_captures_on_ocl():
+    x = torch.ones(4, device=OCL)
+    g = torch.accelerator.Graph()
+    with g:
+        assert torch.ocl.is_current_stream_capturing()
+        y = x * 5 + 1
+    assert not torch.ocl.is_current_stream_capturing()
+    x.fill_(2.0)
+    g.replay()
+    assert torch.equal(y.cpu(), torch.full((4,), 11.0))
+    g.reset()
+    with pytest.raises(RuntimeError, match="random numbers"):
+        with torch.accelerator.Graph():
+            torch.rand(3, device=OCL)
+    with pytest.raises(RuntimeError, match="cannot be replayed: .*host"):
+        with torch.accelerator.Graph():
+            (x * 2).sum().item()
+    assert not torch.ocl.is_current_stream_capturing()

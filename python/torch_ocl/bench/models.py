@@ -29,6 +29,27 @@ class TinyGPT(nn.Module):
         h = self.blocks(self.tok(idx) + self.pos(pos), mask=mask, is_causal=True)
         return self.head(self.norm(h))
 
+    def forward_cached(self, idx, cache=None, start: int = 0):
+        """Decoding with a KV cache, on the same weights as forward: idx holds
+        the tokens at positions start.. (batch 1), cache each block's keys and
+        values so far (None for the prompt). Returns the last position's
+        logits and the grown cache: forward's tokens, one position at a time."""
+        t, d = idx.shape[1], self.tok.embedding_dim
+        h = self.tok(idx) + self.pos(torch.arange(start, start + t, device=idx.device))
+        grown = []
+        for i, blk in enumerate(self.blocks.layers):
+            a = blk.self_attn
+            heads = a.num_heads
+            q, k, v = nn.functional.linear(blk.norm1(h), a.in_proj_weight, a.in_proj_bias).chunk(3, -1)
+            q, k, v = (z.view(1, t, heads, d // heads).transpose(1, 2) for z in (q, k, v))
+            if cache is not None:
+                k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+            grown.append((k, v))
+            o = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=cache is None)
+            h = h + a.out_proj(o.transpose(1, 2).reshape(1, t, d))
+            h = h + blk.linear2(blk.activation(blk.linear1(blk.norm2(h))))
+        return self.head(self.norm(h[:, -1])), grown
+
 
 def _train_step(model, opt, x, y, loss_fn, amp=None):
     """One optimiser step; amp: the device type to run the forward under
