@@ -61,6 +61,7 @@ void tocl_rec_bypass(int on) { t_bypass = on; }
 static pthread_mutex_t g_buf_lock = PTHREAD_MUTEX_INITIALIZER;
 static cl_mem *g_bufs; /* sorted */
 static int g_nbufs, g_capbufs;
+static int g_bufs_incomplete; /* a buffer could not be registered: captures are refused from then on */
 
 static int buf_find(cl_mem m, int *at) {
     int lo = 0, hi = g_nbufs;
@@ -101,10 +102,12 @@ cl_mem tocl_rec_clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, 
                 g_capbufs = cap;
             }
         }
-        if (g_nbufs < g_capbufs) { /* else unknown: a capture using it is refused (not replayable) */
+        if (g_nbufs < g_capbufs) {
             memmove(g_bufs + at + 1, g_bufs + at, (size_t)(g_nbufs - at) * sizeof *g_bufs);
             g_bufs[at] = m;
             g_nbufs++;
+        } else {
+            g_bufs_incomplete = 1; /* a recording could not retain it */
         }
     }
     pthread_mutex_unlock(&g_buf_lock);
@@ -458,6 +461,10 @@ tocl_status tocl_rec_begin(cl_command_queue q, tocl_rec **out) {
         return tocl_fail(TOCL_E_OOM, "out of host memory starting a graph capture");
     r->q = q;
     r->last_check = -1;
+    pthread_mutex_lock(&g_buf_lock);
+    if (g_bufs_incomplete)
+        refuse(r, "%s", "out of host memory tracking the runtime's buffers");
+    pthread_mutex_unlock(&g_buf_lock);
     t_rec_on = r;
     *out = r;
     return TOCL_OK;
@@ -533,6 +540,11 @@ tocl_status tocl_rec_replay(const tocl_rec *rec, cl_command_queue q) {
         }
         }
         TOCL_CL_TRY(err, "replaying a captured graph");
+        /* Submit early and often: PoCL starts a command only once it is
+         * flushed, and flushing only at the end left the device idle while
+         * the host enqueued (an MLP train step 5-7% slower). */
+        if (i % 4 == 0)
+            clFlush(q);
     }
     TOCL_CL_TRY(clFlush(q), "clFlush after a graph replay");
     return TOCL_OK;

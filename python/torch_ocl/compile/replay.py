@@ -6,10 +6,11 @@ enqueued, with the same argument values, from one C call
 (torch_ocl._C._Graph, runtime/graph/graph.c): no Python, dispatcher or
 launch-time host logic per node. So it must see the same memory:
 
-- Inputs. Parameters and buffers (AOTAutograd's static inputs) and inputs
-  the graph writes are read in place: their addresses are part of the
-  signature, and a new address is a new signature. Every other tensor
-  input is copied into a placeholder the recording owns before each
+- Inputs. Parameters and buffers (AOTAutograd's static inputs), inputs
+  the graph writes, and inputs that are outputs of a replay (a KV cache
+  one decoding step hands the next) are read in place: their addresses are
+  part of the signature, and a new address is a new signature. Every other
+  tensor input is copied into a placeholder the recording owns before each
   replay (like torch.cuda.graphs' static inputs).
 - Memory allocated during the capture stays reserved for the recording
   (the allocator holds it even once freed) until the recording is dropped.
@@ -34,6 +35,7 @@ reason and that signature runs normally from then on.
 
 import os
 import sys
+import weakref
 
 import torch
 
@@ -100,6 +102,12 @@ def _static_inputs() -> set:
     return set(getattr(meta, "static_input_indices", None) or ())
 
 
+# Storages the live recordings own (their outputs), by address: an input on
+# one of them was made by a replay and sits at a fixed address, so a graph
+# reads it in place (keyed by that address) instead of copying it.
+_owned = weakref.WeakValueDictionary()
+
+
 def _use_count(s) -> int:
     return torch._C._storage_Use_Count(s._cdata)
 
@@ -119,6 +127,8 @@ class _Recording:
                     owned.setdefault(s.data_ptr(), s)
         self.storages = list(owned.values())
         self.baseline = [_use_count(s) for s in self.storages]
+        for ptr in owned:
+            _owned[ptr] = self
 
     def hand_out(self):
         # New tensors on the recording's storages, never its own objects: a
@@ -150,16 +160,23 @@ class Replayer:
         self.cap = _max_recordings()
         self.positions = None       # of the integer (symbol) arguments, found at the first call
         self.static_positions = []
+        self.copied_positions = []
 
     def _key(self, args):
         # Dynamo's guards already fixed every input's dtype, device, and its
         # sizes and strides up to the graph's integer arguments (the values
         # of its symbols), so those and the static inputs' addresses
         # identify a recording (Inductor's cudagraphify keys on the same).
+        # Other tensor inputs that a replay made are read in place too, so
+        # their addresses join the signature (None: copied).
         if self.positions is None:
             self.positions = [i for i, a in enumerate(args) if not isinstance(a, torch.Tensor)]
             self.static_positions = sorted(i for i in self.static if i < len(args))
-        return (tuple(args[i] for i in self.positions), tuple(args[i].data_ptr() for i in self.static_positions))
+            self.copied_positions = [i for i, a in enumerate(args)
+                                     if isinstance(a, torch.Tensor) and i not in self.static]
+        return (tuple(args[i] for i in self.positions), tuple(args[i].data_ptr() for i in self.static_positions),
+                tuple(args[i].data_ptr() if args[i].untyped_storage().data_ptr() in _owned else None
+                      for i in self.copied_positions))
 
     def __call__(self, args):
         try:
@@ -169,8 +186,10 @@ class Replayer:
             return self.run(args)
         rec = self.recordings.get(key)
         if rec is None:
-            if key in self.refused or key not in self.seen or len(self.recordings) >= self.cap:
-                self.seen.add(key)
+            # Sizes (and static inputs) met before have built their programs:
+            # capture, whatever replay-made inputs came with them this time.
+            if key in self.refused or key[:2] not in self.seen or len(self.recordings) >= self.cap:
+                self.seen.add(key[:2])
                 return self.run(args)
             return self._capture(key, args)
         if rec.outputs_live():
@@ -193,8 +212,9 @@ class Replayer:
         inputs = list(args)
         args.clear()
         placeholders = []
+        in_place = {i for i, ptr in zip(self.copied_positions, key[2]) if ptr is not None}
         for i, a in enumerate(inputs):
-            if isinstance(a, torch.Tensor) and i not in self.static:
+            if isinstance(a, torch.Tensor) and i not in self.static and i not in in_place:
                 p = torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=a.device)
                 p.copy_(a)
                 inputs[i] = p
@@ -204,7 +224,7 @@ class Replayer:
             self.refused.add(key)
             return self.run(inputs)
         input_storages = {a.untyped_storage().data_ptr() for i, a in enumerate(inputs)
-                          if isinstance(a, torch.Tensor) and i in self.static}
+                          if isinstance(a, torch.Tensor) and (i in self.static or i in in_place)}
         graph = _C._Graph()
         graph.capture_begin(dev.index if dev.index is not None else torch.ocl.current_device())
         try:
