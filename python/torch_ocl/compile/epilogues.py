@@ -11,6 +11,8 @@ on the value addmm would have stored. GELU is left alone: aten's
 _addmm_activation means the tanh approximation on CUDA and erf on the CPU.
 """
 
+import os
+
 import torch
 import torch.fx as fx
 
@@ -24,7 +26,10 @@ def _single_use(node) -> bool:
 
 
 def fuse_gemm_epilogues(gm: fx.GraphModule) -> int:
-    """Rewrite gm in place; returns the number of epilogues fused."""
+    """Rewrite gm in place; returns the number of epilogues fused.
+    TORCH_OCL_GEMM_EPILOGUES=0 turns it off (read at compile time)."""
+    if os.environ.get("TORCH_OCL_GEMM_EPILOGUES", "1").strip().lower() in ("0", "false", "no", "off"):
+        return 0
     fused = 0
     for relu in list(gm.graph.nodes):
         if relu.op != "call_function" or relu.target is not aten.relu.default:
