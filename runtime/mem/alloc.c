@@ -22,12 +22,12 @@ static int is_free(const mem_block *b) { return !b->allocated && !b->pending && 
  * once: the replays write them all. Blocks of different owners never merge. */
 static __thread uint64_t t_owner;
 
-static void hold_free_blocks(uint64_t graph);
+static tocl_status graph_blocks(uint64_t graph, int release);
 
 void tocl_mem_capture_owner(uint64_t graph) {
     if (!graph && t_owner) {
         pthread_mutex_lock(&tocl_mem_lock);
-        hold_free_blocks(t_owner);
+        graph_blocks(t_owner, 0);
         pthread_mutex_unlock(&tocl_mem_lock);
     }
     t_owner = graph;
@@ -432,8 +432,11 @@ tocl_status tocl_mem_record_stream(tocl_addr addr, int stream) {
     return TOCL_OK;
 }
 
-/* Take the graph's free blocks out of the pools. Caller holds tocl_mem_lock. */
-static void hold_free_blocks(uint64_t graph) {
+/* The blocks tagged with graph: hold (release 0) takes its free ones out of
+ * the pools; release (1) drops the tag and hands its held ones back. Caller
+ * holds tocl_mem_lock. */
+static tocl_status graph_blocks(uint64_t graph, int release) {
+    tocl_status s = TOCL_OK;
     int nseg = 0;
     mem_segment **segs = mem_seg_all(&nseg);
     for (int i = 0; i < nseg; i++) {
@@ -443,34 +446,16 @@ static void hold_free_blocks(uint64_t graph) {
             continue;
         for (int j = 0; j < seg->nblocks; j++) {
             mem_block *b = seg->blocks[j];
-            if (b->owner == graph && is_free(b)) {
-                mem_fl_remove(&d->free[seg->large], b);
-                b->held = 1;
-            }
-        }
-    }
-}
-
-tocl_status tocl_mem_owner_release(uint64_t graph) {
-    if (!graph || tocl_in_bad_fork())
-        return TOCL_OK;
-    tocl_status s = TOCL_OK;
-    pthread_mutex_lock(&tocl_mem_lock);
-    int nseg = 0;
-    mem_segment **segs = mem_seg_all(&nseg);
-    for (int i = 0; i < nseg; i++) {
-        mem_segment *seg = segs[i];
-        mem_dev *d;
-        if (mem_dev_get(seg->dev, &d) != TOCL_OK)
-            continue;
-        /* free_block merges neighbours, so rescan the segment after each. */
-        for (int j = 0; j < seg->nblocks;) {
-            mem_block *b = seg->blocks[j];
-            if (b->owner != graph) {
-                j++;
+            if (b->owner != graph)
+                continue;
+            if (!release) {
+                if (is_free(b)) {
+                    mem_fl_remove(&d->free[seg->large], b);
+                    b->held = 1;
+                }
                 continue;
             }
-            b->owner = 0; /* still allocated: the caller's own from now on */
+            b->owner = 0; /* if still allocated: the caller's own from now on */
             if (b->held) {
                 b->held = 0;
                 MEM_EMIT(TOCL_MEM_EV_FREE_COMPLETED, seg->dev, d, b->stream, b->addr + b->front,
@@ -478,12 +463,18 @@ tocl_status tocl_mem_owner_release(uint64_t graph) {
                 tocl_status fs = free_block(d, b);
                 if (s == TOCL_OK)
                     s = fs;
-                j = 0;
-            } else {
-                j++;
+                j = -1; /* free_block merged neighbours: rescan the segment */
             }
         }
     }
+    return s;
+}
+
+tocl_status tocl_mem_owner_release(uint64_t graph) {
+    if (!graph || tocl_in_bad_fork())
+        return TOCL_OK;
+    pthread_mutex_lock(&tocl_mem_lock);
+    tocl_status s = graph_blocks(graph, 1);
     pthread_mutex_unlock(&tocl_mem_lock);
     return s;
 }

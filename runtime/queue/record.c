@@ -335,6 +335,17 @@ static cmd *buffer_cmd(cl_command_queue q, const char *what, cmd_kind kind, cl_u
     return new_cmd(r, kind);
 }
 
+/* A copy of n host bytes the recording keeps (NULL, and the recording
+ * refused, when out of memory). */
+static void *keep_bytes(const void *p, size_t n, const char *what) {
+    void *k = malloc(n ? n : 1);
+    if (k)
+        memcpy(k, p, n);
+    else
+        refuse(t_rec, "out of host memory recording %s", what);
+    return k;
+}
+
 cl_int tocl_rec_clEnqueueWriteBuffer(cl_command_queue q, cl_mem buf, cl_bool blocking, size_t off, size_t n,
                                      const void *src, cl_uint nwait, const cl_event *wait, cl_event *ev) {
     cmd *c = buffer_cmd(q, "a host-to-device write", CMD_WRITE, nwait, buf, NULL);
@@ -342,11 +353,7 @@ cl_int tocl_rec_clEnqueueWriteBuffer(cl_command_queue q, cl_mem buf, cl_bool blo
         c->a = buf;
         c->aoff = off;
         c->n = n;
-        c->data = malloc(n ? n : 1);
-        if (c->data)
-            memcpy(c->data, src, n);
-        else
-            refuse(t_rec, "%s", "out of host memory recording a write");
+        c->data = keep_bytes(src, n, "a write");
     }
     return clEnqueueWriteBuffer(q, buf, blocking, off, n, src, nwait, wait, ev);
 }
@@ -372,11 +379,7 @@ cl_int tocl_rec_clEnqueueFillBuffer(cl_command_queue q, cl_mem buf, const void *
         c->aoff = off;
         c->n = n;
         c->psize = psize;
-        c->data = malloc(psize ? psize : 1);
-        if (c->data)
-            memcpy(c->data, pattern, psize);
-        else
-            refuse(t_rec, "%s", "out of host memory recording a fill");
+        c->data = keep_bytes(pattern, psize, "a fill");
     }
     return clEnqueueFillBuffer(q, buf, pattern, psize, off, n, nwait, wait, ev);
 }

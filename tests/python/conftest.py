@@ -100,6 +100,16 @@ def _lean_builds_complete():
 
 
 @pytest.fixture
+def fresh_dynamo():
+    """torch.compile tests: Dynamo's caches and torch_ocl's compile counters
+    start empty, and nothing compiled outlives the test."""
+    torch._dynamo.reset()
+    torch_ocl.reset_compile_stats()
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.fixture
 def two_devices():
     if torch.ocl.device_count() < 2:
         pytest.skip("needs two ocl devices (run with POCL_DEVICES='pthread pthread')")
