@@ -361,3 +361,18 @@ def test_accelerator_graph_captures_on_ocl():
         with torch.accelerator.Graph():
             (x * 2).sum().item()
     assert not torch.ocl.is_current_stream_capturing()
+
+
+def test_reduce_overhead_inside_a_capture_runs_into_it():
+    lin = nn.Linear(8, 8).to(OCL)
+    f = torch.compile(lambda x: torch.relu(lin(x)), backend="ocl", mode="reduce-overhead")
+    x = torch.randn(4, 8, device=OCL)
+    with torch.no_grad():
+        for _ in range(3):
+            f(x)  # its own recording exists
+        g = torch.ocl.OCLGraph()
+        with torch.ocl.graph(g):
+            out = f(x)
+        x.copy_(torch.randn(4, 8))
+        g.replay()
+        torch.testing.assert_close(out.cpu(), torch.relu(lin(x)).cpu())
