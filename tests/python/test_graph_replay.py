@@ -172,6 +172,10 @@ def test_replay_on_another_stream_orders_after_its_work():
     with torch.ocl.graph(g):
         out = x + 1
     s = torch.ocl.Stream()
+    # As on CUDA: x was made on the current stream, so s waits for it first
+    # (without this the test raced: fused eager's deferred zeros could land
+    # after the fill, 2-3 in 300 runs under load).
+    s.wait_stream(torch.ocl.current_stream())
     with torch.ocl.stream(s):
         x.fill_(5.0)
         g.replay()
