@@ -380,3 +380,21 @@ def test_reduce_overhead_inside_a_capture_runs_into_it():
         x.copy_(torch.randn(4, 8))
         g.replay()
         torch.testing.assert_close(out.cpu(), torch.relu(lin(x)).cpu())
+
+
+def test_hf_static_cache_generate_reduce_overhead():
+    """Hugging Face's own recipe, unchanged: a static KV cache and
+    torch.compile(model.forward, mode="reduce-overhead") (default backend)."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    m = transformers.LlamaForCausalLM(cfg).to(OCL).eval()
+    m.generation_config.cache_implementation = "static"
+    ids = torch.randint(0, 256, (1, 7), device=OCL)
+    ref = m.generate(ids, max_new_tokens=8, do_sample=False).cpu()
+    m.forward = torch.compile(m.forward, mode="reduce-overhead")
+    for _ in range(3):
+        assert torch.equal(m.generate(ids, max_new_tokens=8, do_sample=False).cpu(), ref)
+    s = torch_ocl.compile_stats()
+    assert s["replays"] > 0 and s["captures_refused"] == 0, s
