@@ -30,48 +30,73 @@ using namespace torch_ocl;
 
 namespace {
 
-#ifdef TOCL_HAVE_ACCELERATOR_GRAPH
-// torch.accelerator.Graph on ocl: the same capture as torch.ocl.OCLGraph
-// (tocl/graph.h), refusing at capture_end what a replay cannot repeat.
-struct OclGraphImpl final : at::GraphImplInterface {
-  explicit OclGraphImpl(const at::GraphImplArgs&) {}
-  ~OclGraphImpl() override { tocl_graph_destroy(g_); }
-  void capture_begin(at::MempoolId_t pool, at::GraphCaptureMode) override {
-    TORCH_CHECK(pool.first == 0 && pool.second == 0, "ocl graphs do not share memory pools");
+// One capture (tocl/graph.h) as every user needs it: torch.ocl.OCLGraph and
+// torch.compile(mode="reduce-overhead") through torch_ocl._C._Graph, and
+// torch.accelerator.Graph. end() returns why the work cannot be replayed
+// ("" if it can): the runtime's reason, or random numbers drawn during the
+// capture (Philox offsets are host arguments, so a replay would repeat them).
+struct OclCapture {
+  OclCapture() = default;
+  OclCapture(const OclCapture&) = delete;
+  OclCapture& operator=(const OclCapture&) = delete;
+  ~OclCapture() { tocl_graph_destroy(g_); }
+  void begin(int dev) {
     TORCH_CHECK(!g_, "this graph already holds a capture; reset() it first");
-    dev_ = current_device();
-    rng_ = default_generator(dev_).get_state();
-    TOCL_CHECK(tocl_graph_begin(dev_, &g_));
+    dev_ = dev;
+    rng_ = default_generator(dev).get_state();
+    TOCL_CHECK(tocl_graph_begin(dev, &g_));
   }
-  void capture_end() override {
+  std::string end() {
     TORCH_CHECK(g_, "capture_end without capture_begin");
     const char* why = nullptr;
     TOCL_CHECK(tocl_graph_end(g_, &why));
-    std::string reason = why ? why : "";
-    if (reason.empty() && !at::equal(default_generator(dev_).get_state(), rng_))
-      reason = "random numbers were drawn (a replay would repeat the capture's numbers)";
-    if (!reason.empty()) {
-      reset();
-      TORCH_CHECK(false, "the captured work cannot be replayed: ", reason);
-    }
+    if (why)
+      return why;
+    if (!at::equal(default_generator(dev_).get_state(), rng_))
+      return "random numbers were drawn (a replay would repeat the capture's numbers)";
+    return "";
   }
-  void instantiate() override {}
-  void replay() override {
+  void replay() {
     TORCH_CHECK(g_, "nothing was captured");
     TOCL_CHECK(tocl_graph_replay(g_));
   }
-  void reset() override {
+  int commands() const { return tocl_graph_commands(g_); }
+  void reset() {
     tocl_graph_destroy(g_);
     g_ = nullptr;
   }
-  at::MempoolId_t pool() const override { return {0, 0}; }
-  void enable_debug_mode() override {}
-  void debug_dump(const std::string&) override { TORCH_CHECK(false, "debug_dump is not supported for ocl graphs"); }
 
  private:
   tocl_graph* g_ = nullptr;
   int dev_ = 0;
   at::Tensor rng_;
+};
+
+#ifdef TOCL_HAVE_ACCELERATOR_GRAPH
+// torch.accelerator.Graph on ocl: raises at capture_end what a replay
+// cannot repeat, and drops the capture.
+struct OclGraphImpl final : at::GraphImplInterface {
+  explicit OclGraphImpl(const at::GraphImplArgs&) {}
+  void capture_begin(at::MempoolId_t pool, at::GraphCaptureMode) override {
+    TORCH_CHECK(pool.first == 0 && pool.second == 0, "ocl graphs do not share memory pools");
+    c_.begin(current_device());
+  }
+  void capture_end() override {
+    std::string why = c_.end();
+    if (!why.empty()) {
+      c_.reset();
+      TORCH_CHECK(false, "the captured work cannot be replayed: ", why);
+    }
+  }
+  void instantiate() override {}
+  void replay() override { c_.replay(); }
+  void reset() override { c_.reset(); }
+  at::MempoolId_t pool() const override { return {0, 0}; }
+  void enable_debug_mode() override {}
+  void debug_dump(const std::string&) override { TORCH_CHECK(false, "debug_dump is not supported for ocl graphs"); }
+
+ private:
+  OclCapture c_;
 };
 #endif
 
@@ -366,31 +391,19 @@ PYBIND11_MODULE(_C, m) {
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(default_generator(dev)));
   });
 
-  // Graph capture and replay (tocl/graph.h): torch.ocl.OCLGraph and
+  // Graph capture and replay: torch.ocl.OCLGraph and
   // torch.compile(mode="reduce-overhead") build on this handle.
-  struct GraphHandle {
-    tocl_graph* g = nullptr;
-    ~GraphHandle() { tocl_graph_destroy(g); }
-  };
-  py::class_<GraphHandle>(m, "_Graph")
+  py::class_<OclCapture>(m, "_Graph")
       .def(py::init<>())
-      .def("capture_begin",
-           [](GraphHandle& h, int dev) {
-             if (h.g) throw std::runtime_error("this graph was already captured; reset() it first");
-             TOCL_CHECK(tocl_graph_begin(dev, &h.g));
-           })
+      .def("capture_begin", &OclCapture::begin)
       .def("capture_end",
-           [](GraphHandle& h) -> py::object {
-             const char* why = nullptr;
-             TOCL_CHECK(tocl_graph_end(h.g, &why));
-             return why ? py::object(py::str(why)) : py::object(py::none());
+           [](OclCapture& c) -> py::object {
+             std::string why = c.end();
+             return why.empty() ? py::object(py::none()) : py::object(py::str(why));
            })
-      .def("replay", [](GraphHandle& h) { TOCL_CHECK(tocl_graph_replay(h.g)); })
-      .def("commands", [](GraphHandle& h) { return tocl_graph_commands(h.g); })
-      .def("reset", [](GraphHandle& h) {
-        tocl_graph_destroy(h.g);
-        h.g = nullptr;
-      });
+      .def("replay", &OclCapture::replay)
+      .def("commands", &OclCapture::commands)
+      .def("reset", &OclCapture::reset);
 
   m.def("_graph_capturing", [] { return tocl_graph_capturing() != 0; });
   // Registered once the backend is named "ocl" (the registry's key is the

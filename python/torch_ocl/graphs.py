@@ -35,8 +35,6 @@ class OCLGraph:
 
     def __init__(self, keep_graph: bool = False):
         self._graph = _C._Graph()
-        self._device = None
-        self._rng = None
         self._captured = False
 
     def capture_begin(self, pool=None, capture_error_mode: str = "global") -> None:
@@ -44,21 +42,11 @@ class OCLGraph:
             raise NotImplementedError("torch.ocl.OCLGraph: sharing a memory pool between graphs is not supported")
         if self._captured:
             raise RuntimeError("this OCLGraph already holds a capture; call reset() before capturing again")
-        if is_capturing():
-            raise RuntimeError("a graph capture is already under way on this thread")
-        from .random import get_rng_state
-
-        self._device = torch.ocl.current_device()
-        self._rng = get_rng_state(self._device)
-        self._graph.capture_begin(self._device)
+        self._graph.capture_begin(torch.ocl.current_device())
 
     def capture_end(self) -> None:
-        from .random import get_rng_state
-
         why = self._graph.capture_end()
         self._captured = True
-        if why is None and not torch.equal(get_rng_state(self._device), self._rng):
-            why = "random numbers were drawn (a replay would repeat the capture's numbers)"
         if why is not None:
             self.reset()
             raise RuntimeError(f"torch.ocl.graph: the captured work cannot be replayed: {why}")

@@ -26,14 +26,18 @@ typedef struct cmd {
     int64_t lo, hi;
 } cmd;
 
-/* The argument values set on a shared kernel since the capture began. */
+/* One argument as last set on a shared kernel since the capture began:
+ * size 0 = not set (clSetKernelArg refuses size 0); val NULL = __local
+ * memory of that size. */
+typedef struct arg_val {
+    size_t size;
+    void *val;
+} arg_val;
+
 typedef struct shadow {
     cl_kernel k;
-    cl_uint nargs;                  /* 0 until the first launch asks */
+    arg_val *args;
     int cap;
-    size_t *size;
-    void **val;                     /* NULL: not set (or __local, see is_local) */
-    unsigned char *set, *is_local;
 } shadow;
 
 struct tocl_rec {
@@ -55,6 +59,22 @@ static __thread int t_bypass;
 #define t_rec (t_bypass ? NULL : t_rec_on)
 
 void tocl_rec_bypass(int on) { t_bypass = on; }
+
+/* v (cap elements of esz bytes) with room for `need`, new slots zeroed; NULL
+ * when out of host memory (v and *cap unchanged). */
+static void *grow(void *v, int *cap, int need, size_t esz) {
+    if (need <= *cap)
+        return v;
+    int c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    char *p = realloc(v, (size_t)c * esz);
+    if (!p)
+        return NULL;
+    memset(p + (size_t)*cap * esz, 0, (size_t)(c - *cap) * esz);
+    *cap = c;
+    return p;
+}
 
 /* ---- buffers the runtime created: which 8-byte kernel arguments are cl_mem --- */
 
@@ -94,15 +114,9 @@ cl_mem tocl_rec_clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, 
     pthread_mutex_lock(&g_buf_lock);
     int at;
     if (!buf_find(m, &at)) {
-        if (g_nbufs == g_capbufs) {
-            int cap = g_capbufs ? 2 * g_capbufs : 64;
-            cl_mem *v = realloc(g_bufs, (size_t)cap * sizeof *v);
-            if (v) {
-                g_bufs = v;
-                g_capbufs = cap;
-            }
-        }
-        if (g_nbufs < g_capbufs) {
+        cl_mem *v = grow(g_bufs, &g_capbufs, g_nbufs + 1, sizeof *v);
+        if (v) {
+            g_bufs = v;
             memmove(g_bufs + at + 1, g_bufs + at, (size_t)(g_nbufs - at) * sizeof *g_bufs);
             g_bufs[at] = m;
             g_nbufs++;
@@ -138,14 +152,10 @@ static int hold_mem(tocl_rec *r, cl_mem m) {
     for (int i = 0; i < r->nmem; i++)
         if (r->mems[i] == m)
             return 1;
-    if (r->nmem == r->capmem) {
-        int cap = r->capmem ? 2 * r->capmem : 32;
-        cl_mem *v = realloc(r->mems, (size_t)cap * sizeof *v);
-        if (!v)
-            return 0;
-        r->mems = v;
-        r->capmem = cap;
-    }
+    cl_mem *v = grow(r->mems, &r->capmem, r->nmem + 1, sizeof *v);
+    if (!v)
+        return 0;
+    r->mems = v;
     if (clRetainMemObject(m) != CL_SUCCESS)
         return 0;
     r->mems[r->nmem++] = m;
@@ -153,18 +163,13 @@ static int hold_mem(tocl_rec *r, cl_mem m) {
 }
 
 static cmd *new_cmd(tocl_rec *r, cmd_kind kind) {
-    if (r->n == r->cap) {
-        int cap = r->cap ? 2 * r->cap : 64;
-        cmd *v = realloc(r->cmds, (size_t)cap * sizeof *v);
-        if (!v) {
-            refuse(r, "%s", "out of host memory recording a command");
-            return NULL;
-        }
-        r->cmds = v;
-        r->cap = cap;
+    cmd *v = grow(r->cmds, &r->cap, r->n + 1, sizeof *v);
+    if (!v) {
+        refuse(r, "%s", "out of host memory recording a command");
+        return NULL;
     }
+    r->cmds = v;
     cmd *c = &r->cmds[r->n++];
-    memset(c, 0, sizeof *c);
     c->kind = kind;
     return c;
 }
@@ -188,45 +193,13 @@ static shadow *shadow_of(tocl_rec *r, cl_kernel k, int create) {
             return &r->sh[i];
     if (!create)
         return NULL;
-    if (r->nsh == r->capsh) {
-        int cap = r->capsh ? 2 * r->capsh : 32;
-        shadow *v = realloc(r->sh, (size_t)cap * sizeof *v);
-        if (!v)
-            return NULL;
-        r->sh = v;
-        r->capsh = cap;
-    }
+    shadow *v = grow(r->sh, &r->capsh, r->nsh + 1, sizeof *v);
+    if (!v)
+        return NULL;
+    r->sh = v;
     shadow *s = &r->sh[r->nsh++];
-    memset(s, 0, sizeof *s);
     s->k = k;
     return s;
-}
-
-static int shadow_grow(shadow *s, cl_uint i) {
-    if ((int)i < s->cap)
-        return 1;
-    int cap = (int)i + 16;
-    size_t *sz = realloc(s->size, (size_t)cap * sizeof *sz);
-    if (sz)
-        s->size = sz;
-    void **val = realloc(s->val, (size_t)cap * sizeof *val);
-    if (val)
-        s->val = val;
-    unsigned char *set = realloc(s->set, (size_t)cap);
-    if (set)
-        s->set = set;
-    unsigned char *loc = realloc(s->is_local, (size_t)cap);
-    if (loc)
-        s->is_local = loc;
-    if (!sz || !val || !set || !loc)
-        return 0;
-    for (int j = s->cap; j < cap; j++) {
-        s->val[j] = NULL;
-        s->set[j] = s->is_local[j] = 0;
-        s->size[j] = 0;
-    }
-    s->cap = cap;
-    return 1;
 }
 
 cl_int tocl_rec_clSetKernelArg(cl_kernel k, cl_uint i, size_t size, const void *value) {
@@ -235,23 +208,18 @@ cl_int tocl_rec_clSetKernelArg(cl_kernel k, cl_uint i, size_t size, const void *
     if (!r || err != CL_SUCCESS || r->why)
         return err;
     shadow *s = shadow_of(r, k, 1);
-    if (!s || !shadow_grow(s, i)) {
+    arg_val *args = s ? grow(s->args, &s->cap, (int)i + 1, sizeof *args) : NULL;
+    void *val = value ? malloc(size) : NULL;
+    if (!args || (value && !val)) {
+        free(val);
         refuse(r, "%s", "out of host memory recording kernel arguments");
         return err;
     }
-    free(s->val[i]);
-    s->val[i] = NULL;
-    s->size[i] = size;
-    s->is_local[i] = value == NULL;
-    if (value) {
-        s->val[i] = malloc(size ? size : 1);
-        if (!s->val[i]) {
-            refuse(r, "%s", "out of host memory recording kernel arguments");
-            return err;
-        }
-        memcpy(s->val[i], value, size);
-    }
-    s->set[i] = 1;
+    s->args = args;
+    if (value)
+        memcpy(val, value, size);
+    free(args[i].val);
+    args[i] = (arg_val){size, val};
     return err;
 }
 
@@ -269,7 +237,7 @@ static void record_kernel(tocl_rec *r, cl_kernel k, cl_uint dims, const size_t *
         return;
     }
     for (cl_uint i = 0; i < nargs; i++)
-        if (!s || (int)i >= s->cap || !s->set[i]) {
+        if (!s || (int)i >= s->cap || !s->args[i].size) {
             refuse(r, "kernel %s launched with an argument set before the capture", name);
             return;
         }
@@ -280,10 +248,11 @@ static void record_kernel(tocl_rec *r, cl_kernel k, cl_uint dims, const size_t *
         return;
     }
     for (cl_uint i = 0; i < nargs && err == CL_SUCCESS; i++) {
-        err = clSetKernelArg(pk, i, s->size[i], s->is_local[i] ? NULL : s->val[i]);
+        const arg_val *a = &s->args[i];
+        err = clSetKernelArg(pk, i, a->size, a->val);
         cl_mem m;
-        if (err == CL_SUCCESS && !s->is_local[i] && s->size[i] == sizeof m) {
-            memcpy(&m, s->val[i], sizeof m);
+        if (err == CL_SUCCESS && a->val && a->size == sizeof m) {
+            memcpy(&m, a->val, sizeof m);
             if (m && buf_known(m) && !hold_mem(r, m))
                 err = CL_OUT_OF_HOST_MEMORY;
         }
@@ -320,7 +289,10 @@ cl_int tocl_rec_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint 
     return clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nwait, wait, ev);
 }
 
-static cmd *buffer_cmd(cl_command_queue q, const char *what, cmd_kind kind, cl_uint nwait, cl_mem a, cl_mem b) {
+/* A command on buffers a (at aoff) and b (at boff; NULL for one buffer) over
+ * n bytes, both buffers retained. */
+static cmd *buffer_cmd(cl_command_queue q, const char *what, cmd_kind kind, cl_uint nwait, cl_mem a, size_t aoff,
+                       cl_mem b, size_t boff, size_t n) {
     tocl_rec *r = rec_for(q, what);
     if (!r || r->why)
         return NULL;
@@ -332,7 +304,15 @@ static cmd *buffer_cmd(cl_command_queue q, const char *what, cmd_kind kind, cl_u
         refuse(r, "%s", "out of host memory recording a buffer");
         return NULL;
     }
-    return new_cmd(r, kind);
+    cmd *c = new_cmd(r, kind);
+    if (c) {
+        c->a = a;
+        c->aoff = aoff;
+        c->b = b;
+        c->boff = boff;
+        c->n = n;
+    }
+    return c;
 }
 
 /* A copy of n host bytes the recording keeps (NULL, and the recording
@@ -348,36 +328,22 @@ static void *keep_bytes(const void *p, size_t n, const char *what) {
 
 cl_int tocl_rec_clEnqueueWriteBuffer(cl_command_queue q, cl_mem buf, cl_bool blocking, size_t off, size_t n,
                                      const void *src, cl_uint nwait, const cl_event *wait, cl_event *ev) {
-    cmd *c = buffer_cmd(q, "a host-to-device write", CMD_WRITE, nwait, buf, NULL);
-    if (c) {
-        c->a = buf;
-        c->aoff = off;
-        c->n = n;
+    cmd *c = buffer_cmd(q, "a host-to-device write", CMD_WRITE, nwait, buf, off, NULL, 0, n);
+    if (c)
         c->data = keep_bytes(src, n, "a write");
-    }
     return clEnqueueWriteBuffer(q, buf, blocking, off, n, src, nwait, wait, ev);
 }
 
 cl_int tocl_rec_clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t soff, size_t doff, size_t n,
                                     cl_uint nwait, const cl_event *wait, cl_event *ev) {
-    cmd *c = buffer_cmd(q, "a device copy", CMD_COPY, nwait, src, dst);
-    if (c) {
-        c->a = src;
-        c->b = dst;
-        c->aoff = soff;
-        c->boff = doff;
-        c->n = n;
-    }
+    buffer_cmd(q, "a device copy", CMD_COPY, nwait, src, soff, dst, doff, n);
     return clEnqueueCopyBuffer(q, src, dst, soff, doff, n, nwait, wait, ev);
 }
 
 cl_int tocl_rec_clEnqueueFillBuffer(cl_command_queue q, cl_mem buf, const void *pattern, size_t psize, size_t off,
                                     size_t n, cl_uint nwait, const cl_event *wait, cl_event *ev) {
-    cmd *c = buffer_cmd(q, "a fill", CMD_FILL, nwait, buf, NULL);
+    cmd *c = buffer_cmd(q, "a fill", CMD_FILL, nwait, buf, off, NULL, 0, n);
     if (c) {
-        c->a = buf;
-        c->aoff = off;
-        c->n = n;
         c->psize = psize;
         c->data = keep_bytes(pattern, psize, "a fill");
     }
@@ -412,11 +378,8 @@ cl_int tocl_rec_clEnqueueReadBuffer(cl_command_queue q, cl_mem buf, cl_bool bloc
     if (r && r->next_check) {
         int groups = r->next_check;
         r->next_check = 0;
-        cmd *c = buffer_cmd(q, "an index bounds check", CMD_CHECK, nwait, buf, NULL);
+        cmd *c = buffer_cmd(q, "an index bounds check", CMD_CHECK, nwait, buf, off, NULL, 0, n);
         if (c && n == (size_t)groups * 2 * sizeof(int64_t) && groups <= 64) {
-            c->a = buf;
-            c->aoff = off;
-            c->n = n;
             c->groups = groups;
             r->last_check = (int)(c - r->cmds);
         } else if (c) {
@@ -477,11 +440,8 @@ static void free_shadows(tocl_rec *r) {
     for (int i = 0; i < r->nsh; i++) {
         shadow *s = &r->sh[i];
         for (int j = 0; j < s->cap; j++)
-            free(s->val[j]);
-        free(s->val);
-        free(s->size);
-        free(s->set);
-        free(s->is_local);
+            free(s->args[j].val);
+        free(s->args);
     }
     free(r->sh);
     r->sh = NULL;

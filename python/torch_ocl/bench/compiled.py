@@ -64,6 +64,15 @@ def _lm_loss(logits, t):
     return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), t.reshape(-1))
 
 
+def _add_tokens_per_s(r: Dict, tokens: int) -> None:
+    r["tokens_per_s_eager"] = round(tokens / (r["eager_ms"] * 1e-3), 1)
+    r["tokens_per_s_compiled"] = round(tokens / (r["compiled_ms"] * 1e-3), 1)
+
+
+def _mode_label(mode) -> str:
+    return f' (mode="{mode}")' if mode else ""
+
+
 def _small_ops_200(x):
     """200 small pointwise ops: the host cost per node is what it measures."""
     for k in range(50):
@@ -167,8 +176,7 @@ def run(device: torch.device, quick: bool) -> List[Dict]:
         for _ in range(2):
             got = decode_cached(step)().cpu()
         r = compare(decode_cached(gd.forward_cached), decode_cached(step), device, reps, "fused")
-        r["tokens_per_s_eager"] = round(new / (r["eager_ms"] * 1e-3), 1)
-        r["tokens_per_s_compiled"] = round(new / (r["compiled_ms"] * 1e-3), 1)
+        _add_tokens_per_s(r, new)
         r["same_tokens"] = bool(torch.equal(got, expect))
         label = f'mode="{mode}"' if mode else "default mode"
         rows.append({"name": f"GPT-style greedy decode with a KV cache, batch 1, {new} tokens: compiled ({label}) "
@@ -186,8 +194,7 @@ def run(device: torch.device, quick: bool) -> List[Dict]:
         return run_
     decode(cgd)()
     r = compare(decode(gd), decode(cgd), device, reps, "fused")
-    r["tokens_per_s_eager"] = round(new / (r["eager_ms"] * 1e-3), 1)
-    r["tokens_per_s_compiled"] = round(new / (r["compiled_ms"] * 1e-3), 1)
+    _add_tokens_per_s(r, new)
     rows.append({"name": f"GPT-style greedy decode without a cache, batch 1, {new} tokens: compiled / fused eager",
                  "goal": None, **r})
 
@@ -207,8 +214,8 @@ def run(device: torch.device, quick: bool) -> List[Dict]:
     sgd = lambda m: torch.optim.SGD(m.parameters(), lr=1e-2, momentum=0.9, foreach=True)  # noqa: E731
     for mode in (None, "reduce-overhead"):
         me, mc = copy.deepcopy(mlp).to(device), copy.deepcopy(mlp).to(device)
-        label = f' (mode="{mode}")' if mode else ""
-        rows.append({"name": f"MLP train step, compiled{label} / fused eager", "goal": 1.0 if not mode else None,
+        rows.append({"name": f"MLP train step, compiled{_mode_label(mode)} / fused eager",
+                     "goal": 1.0 if not mode else None,
                      **compare(_train_step(me, sgd(me), xm, ym, nn.functional.cross_entropy),
                                _train_step(torch.compile(mc, backend="ocl", mode=mode), sgd(mc), xm, ym,
                                            nn.functional.cross_entropy), device, reps, "fused")})
@@ -220,8 +227,8 @@ def run(device: torch.device, quick: bool) -> List[Dict]:
         img, lbl = torch.randn(b, 3, hw, hw, device=device), torch.randint(0, 10, (b,), device=device)
         for mode in (None, "reduce-overhead"):
             re_, rc = copy.deepcopy(res).to(device), copy.deepcopy(res).to(device)
-            label = f' (mode="{mode}")' if mode else ""
-            rows.append({"name": f"ResNet-18 train step ({b}x3x{hw}x{hw}), compiled{label} / fused eager",
+            rows.append({"name": f"ResNet-18 train step ({b}x3x{hw}x{hw}), compiled{_mode_label(mode)} "
+                                 "/ fused eager",
                          "goal": 1.0 if not mode else None,
                          **compare(_train_step(re_, sgd(re_), img, lbl, nn.functional.cross_entropy),
                                    _train_step(torch.compile(rc, backend="ocl", mode=mode), sgd(rc), img, lbl,
