@@ -34,16 +34,19 @@ tocl_status tocl_graph_begin(int dev, tocl_graph **out);
  * recording. *why: NULL if replayable, else the reason (lives with g). */
 tocl_status tocl_graph_end(tocl_graph *g, const char **why);
 /* Enqueue the recorded commands on dev's current stream (after the work
- * deferred there). Does not wait for them. */
+ * deferred there). Does not wait for them. Fails with an earlier replay's
+ * bad index if its check has arrived (tocl_graph_check_bounds). */
 tocl_status tocl_graph_replay(tocl_graph *g);
 /* 1 while the calling thread captures. */
 int tocl_graph_capturing(void);
 /* Commands recorded (0 before tocl_graph_end). */
 int tocl_graph_commands(const tocl_graph *g);
 /* After an index op checked the bounds tocl_index_minmax gave it: values
- * in [lo, hi] pass. Under capture, a replay repeats that check (a host
- * wait, as the op has in eager) and stops with an error on a bad index;
- * otherwise this does nothing. */
+ * in [lo, hi] pass. Under capture, each replay repeats that check without
+ * a host wait: a bad index fails the next synchronization of that stream
+ * or device, event wait, blocking copy to the host or replay (once the
+ * check's read has arrived), as CUDA reports a device-side assert; the
+ * index kernels skip it meanwhile. Otherwise this does nothing. */
 void tocl_graph_check_bounds(int64_t lo, int64_t hi);
 /* Release the recording; memory it held returns to the allocator. NULL is fine. */
 void tocl_graph_destroy(tocl_graph *g);

@@ -63,8 +63,10 @@ tocl_status tocl_graph_replay(tocl_graph *g) {
         return tocl_fail(TOCL_E_INVALID, "this graph cannot be replayed: %s", g->why);
     int stream = tocl_stream_current(g->dev);
     cl_command_queue q;
+    /* A bad index an earlier replay's check found, if its read has arrived. */
+    TOCL_TRY(tocl_deferred_collect(g->dev, -1, 0));
     TOCL_TRY(tocl_queue_get(g->dev, stream, &q)); /* after the work deferred on this stream */
-    return tocl_rec_replay(g->rec, q);
+    return tocl_rec_replay(g->rec, q, g->dev, stream);
 }
 
 int tocl_graph_commands(const tocl_graph *g) { return g && g->rec ? tocl_rec_commands(g->rec) : 0; }

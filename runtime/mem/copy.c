@@ -67,8 +67,8 @@ tocl_status tocl_copy_d2h(int dev, int stream, void *dst, tocl_addr src, size_t 
     TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_COPY_D2H, dev, stream, "Memcpy DtoH", nbytes);
     TOCL_CL_TRY(err, "clEnqueueReadBuffer (device to host copy)");
     if (async)
-        TOCL_TRY(tocl_host_record_use(dst, dev, stream));
-    return TOCL_OK;
+        return tocl_host_record_use(dst, dev, stream);
+    return tocl_deferred_collect(dev, stream, 1); /* the host waited: a replay's bad index fails here */
 }
 
 /* Between platforms no queue sees both buffers: read a chunk to the host on

@@ -187,7 +187,7 @@ tocl_status tocl_event_sync(tocl_event *e) {
     cl_int err = clWaitForEvents(1, &ev); /* outside the event's lock: others may query meanwhile */
     clReleaseEvent(ev);
     TOCL_CL_TRY(err, "clWaitForEvents");
-    return TOCL_OK;
+    return tocl_deferred_collect(dev, -1, 0); /* the replays' checks that have arrived */
 }
 
 static int device_time(cl_event ev, cl_ulong *t) {

@@ -464,7 +464,7 @@ int tocl_rec_commands(const tocl_rec *rec) { return rec->n; }
 
 int tocl_rec_active(void) { return t_rec_on != NULL; }
 
-tocl_status tocl_rec_replay(const tocl_rec *rec, cl_command_queue q) {
+tocl_status tocl_rec_replay(const tocl_rec *rec, cl_command_queue q, int dev, int stream) {
     if (rec->why)
         return tocl_fail(TOCL_E_INVALID, "this graph cannot be replayed: %s", rec->why);
     for (int i = 0; i < rec->n; i++) {
@@ -485,20 +485,19 @@ tocl_status tocl_rec_replay(const tocl_rec *rec, cl_command_queue q) {
             err = clEnqueueFillBuffer(q, c->a, c->data, c->psize, c->aoff, c->n, 0, NULL, NULL);
             break;
         case CMD_CHECK: {
-            /* What eager does at this op: wait for the bounds, check them,
-             * and run nothing after a bad index. */
-            int64_t v[128];
-            err = clEnqueueReadBuffer(q, c->a, CL_TRUE, c->aoff, c->n, v, 0, NULL, NULL);
-            if (err != CL_SUCCESS)
+            /* Read the bounds back without waiting; queue/deferred.c
+             * judges them when the host next waits (as CUDA reports a
+             * device-side assert). The index kernels skip a bad index. */
+            int64_t *v = malloc(c->n);
+            cl_event ev = NULL;
+            if (!v)
+                return tocl_fail(TOCL_E_OOM, "out of host memory replaying a graph's index bounds check");
+            err = clEnqueueReadBuffer(q, c->a, CL_FALSE, c->aoff, c->n, v, 0, NULL, &ev);
+            if (err != CL_SUCCESS) {
+                free(v);
                 break;
-            for (int g = 0; g < c->groups; g++) {
-                int64_t bad = v[2 * g] < c->lo ? v[2 * g] : v[2 * g + 1] > c->hi ? v[2 * g + 1] : c->lo;
-                if (v[2 * g] < c->lo || v[2 * g + 1] > c->hi)
-                    return tocl_fail(TOCL_E_INVALID,
-                                     "index %lld is out of bounds [%lld, %lld] (found replaying a captured graph; "
-                                     "its work after this index op did not run)",
-                                     (long long)bad, (long long)c->lo, (long long)c->hi);
             }
+            TOCL_TRY(tocl_deferred_bounds(dev, stream, ev, v, c->groups, c->lo, c->hi));
             break;
         }
         }

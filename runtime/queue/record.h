@@ -22,8 +22,10 @@ tocl_status tocl_rec_begin(cl_command_queue q, tocl_rec **out);
 /* Stop recording; *why is NULL if every command can be replayed, else the
  * first reason it cannot (owned by rec). */
 tocl_status tocl_rec_end(tocl_rec *rec, const char **why);
-/* Enqueue the recorded commands on q (a queue of the same context) in order. */
-tocl_status tocl_rec_replay(const tocl_rec *rec, cl_command_queue q);
+/* Enqueue the recorded commands on q, the queue of (dev, stream) (of the
+ * capture's context), in order. Bounds checks are read back without a wait
+ * (queue/deferred.c). */
+tocl_status tocl_rec_replay(const tocl_rec *rec, cl_command_queue q, int dev, int stream);
 int tocl_rec_commands(const tocl_rec *rec);
 /* 1 while the calling thread records. */
 int tocl_rec_active(void);
@@ -31,9 +33,9 @@ int tocl_rec_active(void);
 /* Index bounds checks (ops/index.c, the adapter's range checks): the next
  * device-to-host read of the calling thread is the [min, max] pairs of
  * `groups` work-groups, recorded as a check instead of refusing the
- * capture. A replay reads them back (a host wait, as eager has) and stops
- * with an error if a value lies outside the bounds the op then checked,
- * given by tocl_graph_check_bounds; a check without bounds at the end of
+ * capture. A replay reads them back without a host wait, and a value
+ * outside the bounds the op then checked (tocl_graph_check_bounds) fails a
+ * later synchronization or replay (queue/deferred.c); a check without bounds at the end of
  * the capture makes the graph unreplayable. */
 void tocl_rec_next_read_is_check(int groups);
 /* While on (per thread), the wrappers neither record nor refuse: for the

@@ -138,7 +138,7 @@ tocl_status tocl_stream_sync(int dev, int stream) {
     if (q)
         TOCL_CL_TRY(clFinish(q), "clFinish");
     mark_idle(dev, stream, g);
-    return TOCL_OK;
+    return tocl_deferred_collect(dev, stream, 1); /* a replay's bad index fails here */
 }
 
 tocl_status tocl_stream_flush(int dev, int stream) {
@@ -175,7 +175,7 @@ tocl_status tocl_stream_query(int dev, int stream, int *done) {
     *done = st == CL_COMPLETE;
     if (*done)
         mark_idle(dev, stream, g);
-    return TOCL_OK;
+    return *done ? tocl_deferred_collect(dev, stream, 1) : TOCL_OK;
 }
 
 tocl_status tocl_device_sync(int dev) {
@@ -189,7 +189,7 @@ tocl_status tocl_device_sync(int dev) {
         mark_idle(dev, s, g);
     }
     tocl_mem_guard_after_sync();
-    return TOCL_OK;
+    return tocl_deferred_collect(dev, -1, 1);
 }
 
 /* Cross-device ordering without a host wait when both queues share a

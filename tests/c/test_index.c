@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "test_ew_util.h"
+#include "tocl/graph.h"
 #include "tocl/index.h"
 
 static tocl_tensor view(const dev_tensor *d, int ndim, const int64_t *sizes, const int64_t *strides) {
@@ -204,6 +205,51 @@ static void test_remaps(void) {
     dt_free(&back);
 }
 
+/* A captured bounds check: replays read it back without waiting, and a bad
+ * index fails the next synchronization, once; 300 replays without one keep
+ * at most the pending cap (deferred.c) and still report. */
+static void test_replayed_bounds_check(void) {
+    int64_t sz[1] = {3}, st[1] = {1};
+    dev_tensor idx;
+    CHECK(dt_make(&idx, 0, TOCL_I64, 1, sz, st, 3, 0));
+    int64_t *ix = dt_elems(&idx);
+    int64_t good[3] = {0, 9, 4}, bad[3] = {0, 10, 4};
+    memcpy(ix, good, sizeof good);
+    dt_upload(&idx, 0);
+    tocl_graph *g = NULL;
+    const char *why = "unset";
+    int64_t mn = 0, mx = 0;
+    CHECK_OK(tocl_graph_begin(0, &g));
+    CHECK_OK(tocl_index_minmax(0, 0, &idx.t, &mn, &mx));
+    tocl_graph_check_bounds(0, 9);
+    CHECK_OK(tocl_graph_end(g, &why));
+    CHECK(why == NULL && mn == 0 && mx == 9);
+    CHECK_OK(tocl_graph_replay(g));
+    CHECK_OK(tocl_device_sync(0));
+    memcpy(ix, bad, sizeof bad);
+    dt_upload(&idx, 0);
+    CHECK_OK(tocl_stream_sync(0, 0)); /* the upload alone reports nothing */
+    for (int i = 0; i < 300; i++) {
+        tocl_status s = tocl_graph_replay(g); /* may report an arrived check */
+        CHECK(s == TOCL_OK || (s == TOCL_E_INVALID && strstr(tocl_last_error(), "index 10 is out of bounds")));
+        if (s != TOCL_OK)
+            break;
+    }
+    memcpy(ix, good, sizeof good);
+    dt_upload(&idx, 0);
+    tocl_status s = tocl_device_sync(0); /* what is left of those replays */
+    CHECK(s == TOCL_OK || (s == TOCL_E_INVALID && strstr(tocl_last_error(), "[0, 9]")));
+    CHECK_OK(tocl_device_sync(0)); /* reported once */
+    memcpy(ix, bad, sizeof bad);
+    dt_upload(&idx, 0);
+    CHECK_OK(tocl_graph_replay(g));
+    CHECK_STATUS(tocl_stream_sync(0, 0), TOCL_E_INVALID);
+    CHECK(strstr(tocl_last_error(), "index 10 is out of bounds [0, 9]"));
+    CHECK_OK(tocl_device_sync(0));
+    tocl_graph_destroy(g);
+    dt_free(&idx);
+}
+
 int main(void) {
     if (tocl_device_count() < 1) {
         printf("no OpenCL device; skipping\n");
@@ -213,5 +259,6 @@ int main(void) {
     test_scatter_add_order();
     test_mask();
     test_remaps();
+    test_replayed_bounds_check();
     TOCL_TEST_END();
 }

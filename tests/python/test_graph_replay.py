@@ -4,6 +4,7 @@ again, never touch memory it did not own at capture, refuse what it cannot
 repeat, and leave nothing held once dropped."""
 
 import copy
+import time
 
 import pytest
 import torch
@@ -148,6 +149,10 @@ def test_capture_state_and_errors():
 
 
 def test_index_bounds_are_checked_at_each_replay():
+    # As CUDA reports a device-side assert: a replay does not wait for its
+    # bounds check; the bad index fails the next call that waits for the
+    # device (or the next replay once the check has arrived), and the
+    # index kernels skip it meanwhile.
     emb = torch.randn(10, 4, device=OCL)
     idx = torch.tensor([1, 2, 3], device=OCL)
     F.embedding(idx, emb)
@@ -157,10 +162,20 @@ def test_index_bounds_are_checked_at_each_replay():
     idx.copy_(torch.tensor([9, 0, 4]))
     g.replay()
     torch.testing.assert_close(out.cpu(), emb.cpu()[[9, 0, 4]] * 2)
-    for bad in ([10, 0, 0], [0, -1, 0]):
-        idx.copy_(torch.tensor(bad))
-        with pytest.raises(RuntimeError, match="out of bounds"):
+    reported_by = {
+        "synchronize": torch.ocl.synchronize,
+        "stream synchronize": lambda: torch.ocl.current_stream().synchronize(),
+        "copy to the host": out.cpu,
+        "event synchronize": lambda: torch.ocl.current_stream().record_event().synchronize(),
+        "a later replay": lambda: [time.sleep(0.005) or g.replay() for _ in range(400)],
+    }
+    for bad, value in (([10, 0, 0], 10), ([0, -1, 0], -1)):
+        for name, report in reported_by.items():
+            idx.copy_(torch.tensor(bad))
             g.replay()
+            with pytest.raises(RuntimeError, match=rf"index {value} is out of bounds \[0, 9\]"):
+                report()
+            torch.ocl.synchronize()  # reported once: nothing left to raise
     idx.copy_(torch.tensor([5, 5, 5]))
     g.replay()
     torch.testing.assert_close(out.cpu(), emb.cpu()[[5, 5, 5]] * 2)
