@@ -506,6 +506,12 @@ tocl_status tocl_reduce_launch(int dev, int stream, const tocl_reduce_desc *d, c
         int64_t by_rows = (target + M - 1) / M;
         int64_t gg = by_size < by_rows ? by_size : by_rows;
         G = (size_t)(gg < 1 ? 1 : gg > 4096 ? 4096 : gg);
+        /* CPUs: no more workers than give each min_per elements. A
+         * barrier costs PoCL a pass over every work-item of the group, so
+         * 1024 workers on a 1024-long row (a decoding step's argmax) spent
+         * 28 us in the tree; 16 take 64 elements each. */
+        while (cpu && lx > 1 && (int64_t)(G * lx) * min_per > R)
+            lx /= 2;
     }
     int64_t nwork = col ? (int64_t)G : (int64_t)(G * lx);
     int64_t per = (R + nwork - 1) / nwork;
@@ -543,9 +549,12 @@ tocl_status tocl_reduce_launch(int dev, int stream, const tocl_reduce_desc *d, c
         size_t local[2] = {lx, ly}, global[2] = {G * lx, (size_t)((M + (int64_t)ly - 1) / (int64_t)ly) * ly};
         s = launch(dev, stream, q, e, d, g, n_out, sp, &mem, scalars, M, R, R, per, nwork, interleave, 0, G == 1, 0,
                    local, global);
-        size_t local2[2] = {L, 1}, global2[2] = {L, (size_t)M};
+        size_t L2 = L; /* the fold: on CPUs no wider than the G partials */
+        while (cpu && L2 > 1 && L2 / 2 >= G)
+            L2 /= 2;
+        size_t local2[2] = {L2, 1}, global2[2] = {L2, (size_t)M};
         if (s == TOCL_OK && G > 1)
-            s = launch(dev, stream, q, e, d, g, n_out, sp, &mem, scalars, M, (int64_t)G, R, 1, (int64_t)L, 1, 1, 1, 0,
+            s = launch(dev, stream, q, e, d, g, n_out, sp, &mem, scalars, M, (int64_t)G, R, 1, (int64_t)L2, 1, 1, 1, 0,
                        local2, global2);
     }
     if (held)
