@@ -1,5 +1,5 @@
 /* shape.cl - coordinate remaps (flip, roll, constant/reflect/replicate/
- * circular pads, tril/triu) and the backward of reflection/replication pads.
+ * circular pads, tril/triu), cat, and the backward of reflection/replication pads.
  *
  * Remaps are pure moves built per element size (-DDT_B1..DT_B8); the pad
  * backward sums in the compute type of a floating dtype (-DDT_F32 ...). */
@@ -51,6 +51,64 @@ __kernel void tocl_shape_remap(__global T *dst, __global const T *src, tocl_rema
         pad = 1;
     dst[doff] = pad ? pad_value : src[soff];
 }
+
+/* Work-item (x, y, k): element x of row y of source k to its place in dst,
+ * rows being the source's last dim. Built per rank (-DCAT_RANK=n) so the
+ * loops unroll and every parameter index is a constant: indexing the
+ * parameter block by a run-time dim or source made PoCL keep a private
+ * copy of it per work-item (3-5x slower than a strided copy). */
+#ifdef CAT_RANK
+#ifndef IDX_T
+#define IDX_T long
+#endif
+/* Element (x, y) of source K (pointer SRC). K is a constant in each copy:
+ * with the source picked per element by a run-time index PoCL's vectoriser
+ * turned every source field into a gather (5x slower than a strided copy). */
+inline void tocl_cat_one(__global T *dst, __global const T *src, const tocl_cat_params *p, int K, long x, long y)
+{
+    long start = p->start[K], len = p->start[K + 1] - start;
+    long doff = p->dst_off, soff = p->src_off[K], r = y;
+    int inside = 1;
+#pragma unroll
+    for (int d = CAT_RANK - 1; d >= 0; d--) {
+        long size = d == CAT_AXIS ? len : p->sizes[d];
+        long c;
+        if (d == CAT_RANK - 1) {
+            c = x;
+            inside = c < size;
+        } else {
+            IDX_T q = (IDX_T)r / (IDX_T)size; /* 32-bit when the rows fit: 64-bit division is slow */
+            c = r - (long)q * size;
+            r = q;
+        }
+        doff += (d == CAT_AXIS ? c + start : c) * p->dst_strides[d];
+        soff += c * p->src_strides[K][d];
+    }
+    /* One guarded store, no early return: PoCL vectorises a work-group's
+     * loop only without divergent exits. */
+    if (inside && r == 0 && len > 0)
+        dst[doff] = src[soff];
+}
+
+/* Work-item (x, y): element x of a row of the source whose band of rows
+ * holds y, rows being the sources' last dim. Each source's band starts at
+ * a multiple of the work-group's height (rowbase), so a work-group serves
+ * one source and picks it from its group id: uniform, as PoCL's vectoriser
+ * needs. Built per rank and axis (-DCAT_RANK, -DCAT_AXIS): the loops unroll. */
+__kernel void tocl_shape_cat(__global T *dst, __global const T *s0, __global const T *s1, __global const T *s2,
+                             __global const T *s3, tocl_cat_params p)
+{
+    long x = get_global_id(0), gy = (long)get_group_id(1) * (long)get_local_size(1);
+    int k = (gy >= p.rowbase[1]) + (gy >= p.rowbase[2]) + (gy >= p.rowbase[3]);
+    long y = get_global_id(1) - (k == 0 ? 0 : k == 1 ? p.rowbase[1] : k == 2 ? p.rowbase[2] : p.rowbase[3]);
+    switch (k) {
+    case 0: tocl_cat_one(dst, s0, &p, 0, x, y); break;
+    case 1: tocl_cat_one(dst, s1, &p, 1, x, y); break;
+    case 2: tocl_cat_one(dst, s2, &p, 2, x, y); break;
+    default: tocl_cat_one(dst, s3, &p, 3, x, y); break;
+    }
+}
+#endif
 #else
 
 /* grad_in[s] = sum of grad_out[c] over the c that read s. Per padded dim

@@ -70,10 +70,36 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
   if (out.numel() == 0)
     return out;
   c10::DeviceGuard guard(out.device());
-  int64_t off = 0;
+  std::vector<at::Tensor> parts;
+  bool same_dtype = true;
   for (const at::Tensor& t : list) {
     if (skipped(t) || t.size(dim) == 0)
       continue;
+    parts.push_back(t);
+    same_dtype = same_dtype && t.scalar_type() == out.scalar_type();
+  }
+  int64_t off = 0;
+  if (same_dtype && parts.size() > 1 && out.element_size() <= 8) {
+    // Up to TOCL_CAT_MAX_SOURCES per launch: a KV cache's cat is one
+    // launch, not two (runtime/ops/shape.c).
+    for (size_t i = 0; i < parts.size(); i += TOCL_CAT_MAX_SOURCES) {
+      size_t n = std::min(parts.size() - i, static_cast<size_t>(TOCL_CAT_MAX_SOURCES));
+      int64_t len = 0;
+      std::vector<tocl_tensor> ts(n);
+      std::vector<const tocl_tensor*> ps(n);
+      for (size_t k = 0; k < n; k++) {
+        ts[k] = to_tocl_tensor(parts[i + k]);
+        ps[k] = &ts[k];
+        len += parts[i + k].size(dim);
+      }
+      tocl_tensor d = to_tocl_tensor(out.narrow(dim, off, len));
+      TOCL_CHECK(tocl_shape_cat(dev_of(out), stream_of(out), &d, static_cast<int>(n), ps.data(),
+                                static_cast<int>(dim)));
+      off += len;
+    }
+    return out;
+  }
+  for (const at::Tensor& t : parts) {
     at::Tensor slice = out.narrow(dim, off, t.size(dim));
     tocl_tensor d = to_tocl_tensor(slice), s = to_tocl_tensor(t);
     TOCL_CHECK(tocl_op_copy(dev_of(out), stream_of(out), &d, &s));  // converts dtypes and layouts

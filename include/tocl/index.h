@@ -111,6 +111,13 @@ tocl_status tocl_shape_remap(int dev, int stream, const tocl_tensor *dst, const 
 /* dst = tril (upper = 0) or triu (upper = 1) of src over the last two dims. */
 tocl_status tocl_shape_tri(int dev, int stream, const tocl_tensor *dst, const tocl_tensor *src, int upper,
                            int64_t diagonal);
+/* dst = cat(src[0..nsrc), dim axis) in one launch: 1..TOCL_CAT_MAX_SOURCES
+ * sources of dst's dtype (of at most 8 bytes) and ndim, equal to dst in
+ * every dim but axis, whose sizes there sum to dst's; any strides and
+ * offsets. */
+#define TOCL_CAT_MAX_SOURCES 4
+tocl_status tocl_shape_cat(int dev, int stream, const tocl_tensor *dst, int nsrc, const tocl_tensor *const *src,
+                           int axis);
 /* Backward of reflection/replication padding: grad_in[s] = sum of
  * grad_out[c] over every c that reads s, in row-major order of c (so the
  * result is deterministic). Padded dims are the last npad (1..3); before[i]

@@ -1,5 +1,5 @@
 /* shape.c - host side of kernels/shape.cl: per-dim coordinate remaps (flip,
- * roll, pads, tril/triu) and the reflection/replication pad backward. */
+ * roll, pads, tril/triu), cat, and the reflection/replication pad backward. */
 #include <stdio.h>
 #include <string.h>
 
@@ -123,6 +123,146 @@ tocl_status tocl_shape_remap(int dev, int stream, const tocl_tensor *dst, const 
             return tocl_fail(TOCL_E_INVALID, "roll: shift %lld of dim %d is outside [0, %lld)", (long long)shift[d],
                              d, (long long)src->sizes[d]);
     return run_remap(dev, stream, dst, src, modes, shift, pad_value, 0, 0, "remap");
+}
+
+/* ---- cat ------------------------------------------------------------- */
+
+_Static_assert(TOCL_CAT_MAX == TOCL_CAT_MAX_SOURCES, "kernels/include/index_params.h and tocl/index.h disagree");
+
+/* Can dim d fold into the dim before it (kept in p at r - 1) in dst and in
+ * every source? Neither may be the cat axis. */
+static int cat_nests(const tocl_cat_params *p, int r, const tocl_tensor *dst, const tocl_tensor *const *src,
+                     int nsrc, int d) {
+    if (p->dst_strides[r - 1] != dst->strides[d] * dst->sizes[d])
+        return 0;
+    for (int k = 0; k < nsrc; k++)
+        if (p->src_strides[k][r - 1] != src[k]->strides[d] * src[k]->sizes[d])
+            return 0;
+    return 1;
+}
+
+tocl_status tocl_shape_cat(int dev, int stream, const tocl_tensor *dst, int nsrc, const tocl_tensor *const *src,
+                           int axis) {
+    TOCL_TRY(tocl_device_check(dev));
+    if (!dst || !src || nsrc < 1 || nsrc > TOCL_CAT_MAX)
+        return tocl_fail(TOCL_E_INVALID, "cat: %d sources (1..%d in one launch) or a NULL argument", nsrc,
+                         TOCL_CAT_MAX);
+    TOCL_TRY(tocl_ops_check_tensor(dst, "cat destination"));
+    if (tocl_dtype_size(dst->dtype) > 8)
+        return tocl_fail(TOCL_E_UNSUPPORTED, "cat: %s elements are wider than the kernel's 8 bytes",
+                         tocl_dtype_name(dst->dtype));
+    if (axis < 0 || axis >= dst->ndim)
+        return tocl_fail(TOCL_E_INVALID, "cat: dim %d is out of range for %d dims", axis, dst->ndim);
+    tocl_cat_params p;
+    memset(&p, 0, sizeof p);
+    int64_t total = 0;
+    for (int k = 0; k < nsrc; k++) {
+        if (!src[k])
+            return tocl_fail(TOCL_E_INVALID, "cat: source %d is NULL", k);
+        TOCL_TRY(check_pair(dev, dst, src[k], "cat"));
+        if (src[k]->ndim != dst->ndim)
+            return tocl_fail(TOCL_E_INVALID, "cat: source %d has %d dims, destination %d", k, src[k]->ndim,
+                             dst->ndim);
+        for (int d = 0; d < dst->ndim; d++)
+            if (d != axis && src[k]->sizes[d] != dst->sizes[d])
+                return tocl_fail(TOCL_E_INVALID, "cat: source %d has size %lld in dim %d, destination %lld", k,
+                                 (long long)src[k]->sizes[d], d, (long long)dst->sizes[d]);
+        p.start[k] = total;
+        total += src[k]->sizes[axis];
+    }
+    p.start[nsrc] = total;
+    if (total != dst->sizes[axis])
+        return tocl_fail(TOCL_E_INVALID, "cat: the sources cover %lld of dim %d, the destination has %lld",
+                         (long long)total, axis, (long long)dst->sizes[axis]);
+    /* Dims in dst's order, size-1 ones dropped and nesting neighbours merged
+     * (never across the axis), so a KV cache's [1, heads, L, dh] is 3 dims. */
+    int r = 0, raxis = -1;
+    for (int d = 0; d < dst->ndim; d++) {
+        if (d != axis && dst->sizes[d] == 1)
+            continue;
+        if (d != axis && r > 0 && raxis != r - 1 && cat_nests(&p, r, dst, src, nsrc, d)) {
+            p.sizes[r - 1] *= dst->sizes[d];
+            p.dst_strides[r - 1] = dst->strides[d];
+            for (int k = 0; k < nsrc; k++)
+                p.src_strides[k][r - 1] = src[k]->strides[d];
+            continue;
+        }
+        if (r >= TOCL_IDX_MAX_DIMS)
+            return tocl_fail(TOCL_E_UNSUPPORTED, "cat over %d dims that cannot be merged; at most %d are supported",
+                             dst->ndim, TOCL_IDX_MAX_DIMS);
+        if (d == axis)
+            raxis = r;
+        p.sizes[r] = dst->sizes[d];
+        p.dst_strides[r] = dst->strides[d];
+        for (int k = 0; k < nsrc; k++)
+            p.src_strides[k][r] = src[k]->strides[d];
+        r++;
+    }
+    p.rank = r;
+    p.axis = raxis;
+    p.nsrc = nsrc;
+    p.n = tocl_ops_numel(dst);
+    if (p.n == 0)
+        return TOCL_OK;
+    /* NDRange (the last dim, every source's rows in bands): the widest
+     * last dim; bands aligned to the work-group height. */
+    int64_t inner = 0, tallest = 0, rows[TOCL_CAT_MAX];
+    for (int k = 0; k < nsrc; k++) {
+        p.count[k] = p.n / dst->sizes[axis] * src[k]->sizes[axis];
+        int64_t in = raxis == r - 1 ? src[k]->sizes[axis] : p.sizes[r - 1];
+        rows[k] = in ? p.count[k] / in : 0;
+        inner = in > inner ? in : inner;
+        tallest = rows[k] > tallest ? rows[k] : tallest;
+    }
+    cl_mem bd, bs[TOCL_CAT_MAX];
+    cl_long od;
+    TOCL_TRY(idx_resolve(dev, dst, "cat destination", &bd, &od));
+    p.dst_off = od;
+    for (int k = 0; k < TOCL_CAT_MAX; k++) {
+        cl_long os = 0;
+        bs[k] = bd; /* unused slots: any valid buffer */
+        if (k < nsrc && src[k]->sizes[axis] > 0)
+            TOCL_TRY(idx_resolve(dev, src[k], "cat source", &bs[k], &os));
+        p.src_off[k] = os;
+    }
+    tocl_ops_kernel *e;
+    char opts[80];
+    snprintf(opts, sizeof opts, "%s -DCAT_RANK=%d -DCAT_AXIS=%d%s", idx_move_option(dst->dtype), r, raxis,
+             tallest < INT32_MAX ? " -DIDX_T=uint" : "");
+    TOCL_TRY(tocl_ops_kernel_get(dev, "shape", "tocl_shape_cat", opts, &e));
+    cl_command_queue q;
+    TOCL_TRY(tocl_queue_get(dev, stream, &q));
+    size_t lx = 1;
+    while (lx < e->local && (int64_t)lx < inner)
+        lx *= 2;
+    lx = lx > e->local ? e->local : lx;
+    size_t ly = 1; /* rows per work-group too: PoCL pays per work-group */
+    while (lx * ly * 2 <= e->local && (int64_t)ly < tallest)
+        ly *= 2;
+    int64_t band = 0;
+    for (int k = 0; k < TOCL_CAT_MAX; k++) {
+        p.rowbase[k] = k < nsrc ? band : INT64_MAX;
+        if (k < nsrc)
+            band += (rows[k] + (int64_t)ly - 1) / (int64_t)ly * (int64_t)ly;
+    }
+    size_t global[2] = {(size_t)((inner + (int64_t)lx - 1) / (int64_t)lx) * lx, (size_t)band};
+    size_t local[2] = {lx, ly};
+    pthread_mutex_lock(&e->lock);
+    cl_int err = clSetKernelArg(e->kernel, 0, sizeof(cl_mem), &bd);
+    for (int k = 0; k < TOCL_CAT_MAX && err == CL_SUCCESS; k++)
+        err = clSetKernelArg(e->kernel, 1 + k, sizeof(cl_mem), &bs[k]);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(e->kernel, 1 + TOCL_CAT_MAX, sizeof p, &p);
+    if (err == CL_SUCCESS) {
+        cl_event ev, *evp = tocl_trace_slot(&ev);
+        err = clEnqueueNDRangeKernel(q, e->kernel, 2, NULL, global, local, 0, NULL, evp);
+        TOCL_TRACE_KEEP(evp, err, TOCL_TRACE_KERNEL, dev, stream, tocl_ops_kernel_name(e), 0);
+    }
+    pthread_mutex_unlock(&e->lock);
+    if (err != CL_SUCCESS)
+        return tocl_fail(TOCL_E_OPENCL, "launching cat (%s, %d sources, %lld elements) on device %d: %s (%d)",
+                         tocl_dtype_name(dst->dtype), nsrc, (long long)p.n, dev, tocl_cl_error_name(err), (int)err);
+    return TOCL_OK;
 }
 
 tocl_status tocl_shape_tri(int dev, int stream, const tocl_tensor *dst, const tocl_tensor *src, int upper,
