@@ -212,6 +212,44 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& m1, const at::Tensor&
   return addmm_out(self, m1, m2, beta, alpha, out);
 }
 
+// torch_ocl::linear_residual: x @ wt + bias + residual as one GEMM, the bias
+// as its row bias and the residual as its D operand (compile/epilogues.py
+// makes it from a linear layer's addmm and the residual add after it, so a
+// transformer block's two residual adds cost no launch). Sums in the GEMM's
+// accumulator: not bit for bit addmm-then-add, which rounds in between.
+at::Tensor linear_residual(const at::Tensor& x, const at::Tensor& wt, const at::Tensor& bias,
+                           const at::Tensor& residual) {
+  check_mm(x, wt);
+  int64_t M = x.size(0), N = wt.size(1);
+  TORCH_CHECK(is_gemm_dtype(x.scalar_type()), "linear_residual: no ocl GEMM for ", x.scalar_type());
+  TORCH_CHECK(bias.dim() == 1 && bias.size(0) == N && bias.scalar_type() == x.scalar_type(),
+              "linear_residual: expected a bias of ", N, " ", x.scalar_type(), " values, got ", bias.sizes(), " ",
+              bias.scalar_type());
+  TORCH_CHECK(residual.dim() == 2 && residual.size(0) == M && residual.size(1) == N &&
+                  residual.scalar_type() == x.scalar_type(),
+              "linear_residual: expected a [", M, ", ", N, "] ", x.scalar_type(), " residual, got ", residual.sizes(),
+              " ", residual.scalar_type());
+  for (const at::Tensor* t : {&wt, &bias, &residual})
+    TORCH_CHECK(t->device() == x.device(), "linear_residual: expected every tensor on ", x.device(), ", got ",
+                t->device());
+  at::Tensor out = at::empty({M, N}, x.options());
+  if (out.numel() == 0)
+    return out;
+  c10::DeviceGuard guard(out.device());
+  int dev = out.device().index();
+  tocl_gemm_desc g = tocl_gemm_desc_init(to_tocl_dtype(out.scalar_type()), M, N, x.size(1));
+  g.a = operand(x);
+  g.b = operand(wt);
+  g.c = operand(out);
+  g.d = operand(residual);
+  g.beta = 1.0;
+  g.bias.data = device_addr(bias);
+  g.bias.cs = bias.stride(0);  // a 1 x N operand: cs runs along it
+  g.bias_mode = TOCL_GEMM_BIAS_ROW;
+  TOCL_CHECK(tocl_gemm(dev, tocl_stream_current(dev), &g));
+  return out;
+}
+
 at::Tensor& addmm_(at::Tensor& self, const at::Tensor& m1, const at::Tensor& m2, const c10::Scalar& beta,
                    const c10::Scalar& alpha) {
   return addmm_out(self, m1, m2, beta, alpha, self);
@@ -398,5 +436,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("dot", dot);
   m.impl("vdot", vdot);
 }
+
+TORCH_LIBRARY_FRAGMENT(torch_ocl, m) {
+  m.def("linear_residual(Tensor x, Tensor wt, Tensor bias, Tensor residual) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(torch_ocl, PrivateUse1, m) { m.impl("linear_residual", TORCH_FN(linear_residual)); }
 
 }  // namespace torch_ocl

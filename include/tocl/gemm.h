@@ -59,7 +59,7 @@ typedef struct tocl_gemm_desc {
     tocl_gemm_operand a, b, c;
     tocl_gemm_operand d;        /* read only when data != 0 and beta != 0; may alias c */
     double alpha, beta;
-    tocl_gemm_operand bias;     /* bias vector: bs per batch, rs along it; data 0 = none */
+    tocl_gemm_operand bias;     /* bias vector (a 1 x len operand): bs per batch, cs along it; data 0 = none */
     tocl_gemm_bias bias_mode;
     tocl_gemm_act act;
 } tocl_gemm_desc;

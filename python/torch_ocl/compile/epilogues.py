@@ -1,7 +1,10 @@
 """GEMM epilogues from the graph: a ReLU applied to a linear layer's addmm
 becomes one _addmm_activation, whose ocl kernel applies it in the GEMM's
 epilogue (include/tocl/gemm.h: act(alpha * A @ B + beta * D + bias)), so the
-ReLU costs no launch and no pass over the product.
+ReLU costs no launch and no pass over the product; and a residual add after
+a linear layer, `addmm(b, x, w) + h` (a transformer block's two per layer),
+becomes torch_ocl::linear_residual, the same GEMM with h as D and b as its
+bias (fuse_residual_adds).
 
 `relu(addmm(b, x, w))` and, for inputs of more than two dimensions, where
 F.linear's decomposition views the product, `relu(view(addmm(...)))` are
@@ -51,6 +54,69 @@ def fuse_gemm_epilogues(gm: fx.GraphModule) -> int:
         gm.graph.erase_node(src)
         relu.replace_all_uses_with(view if view is not None else act)
         gm.graph.erase_node(relu)
+        fused += 1
+    if fused:
+        gm.graph.lint()
+        gm.recompile()
+    return fused
+
+
+def _residual_parts(add):
+    """(addmm, view or None, residual) when add is addmm(b, x, w) [viewed] + h
+    with h of the sum's shape and dtype, a 1-D bias, beta = alpha = 1."""
+    if add.op != "call_function" or add.target is not aten.add.Tensor or len(add.args) != 2:
+        return None
+    if add.kwargs.get("alpha", 1) != 1:
+        return None
+    out = add.meta.get("val")
+    if not isinstance(out, torch.Tensor) or out.dtype not in _DTYPES:
+        return None
+    for prod, h in (add.args, reversed(add.args)):
+        view = None
+        if _single_use(prod) and prod.target in _VIEWS:
+            view, prod = prod, prod.args[0]
+        if not (_single_use(prod) and prod.target is aten.addmm.default):
+            continue
+        if prod.kwargs.get("beta", 1) != 1 or prod.kwargs.get("alpha", 1) != 1:
+            continue
+        bias, hv = prod.args[0].meta.get("val") if isinstance(prod.args[0], fx.Node) else None, \
+            h.meta.get("val") if isinstance(h, fx.Node) else None
+        if not (isinstance(bias, torch.Tensor) and bias.dim() == 1 and isinstance(hv, torch.Tensor)):
+            continue
+        if hv.dtype != out.dtype or bias.dtype != out.dtype or tuple(hv.shape) != tuple(out.shape):
+            continue
+        return prod, view, h
+    return None
+
+
+def fuse_residual_adds(gm: fx.GraphModule) -> int:
+    """Rewrite gm in place; returns the number of residual adds fused into
+    their GEMM. TORCH_OCL_GEMM_EPILOGUES=0 turns it off too."""
+    if os.environ.get("TORCH_OCL_GEMM_EPILOGUES", "1").strip().lower() in ("0", "false", "no", "off"):
+        return 0
+    fused = 0
+    for add in list(gm.graph.nodes):
+        parts = _residual_parts(add)
+        if parts is None:
+            continue
+        prod, view, h = parts
+        bias, x, w = prod.args[0], prod.args[1], prod.args[2]
+        n = prod.meta["val"].shape[-1]
+        if not isinstance(n, int):  # a symbolic width: the reshape would need its node
+            continue
+        with gm.graph.inserting_before(add):
+            h2 = gm.graph.call_function(aten.reshape.default, (h, [-1, n]))
+            fused_node = gm.graph.call_function(torch.ops.torch_ocl.linear_residual.default, (x, w, bias, h2))
+            fused_node.meta = dict(prod.meta)
+            result = fused_node
+            if view is not None:
+                result = gm.graph.call_function(view.target, (fused_node,) + tuple(view.args[1:]), dict(view.kwargs))
+                result.meta = dict(add.meta)
+        add.replace_all_uses_with(result)
+        gm.graph.erase_node(add)
+        if view is not None:
+            gm.graph.erase_node(view)
+        gm.graph.erase_node(prod)
         fused += 1
     if fused:
         gm.graph.lint()

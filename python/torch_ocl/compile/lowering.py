@@ -20,7 +20,7 @@ import warnings
 import torch
 
 from . import stats
-from .epilogues import fuse_gemm_epilogues
+from .epilogues import fuse_gemm_epilogues, fuse_residual_adds
 from .positions import slice_position_embeddings
 from .replay import Replayer, replay_refusal
 from .segments import lower_segments
@@ -122,6 +122,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str = "forward
         plan = classify(gm)
         plan["position_slices"] = slice_position_embeddings(gm)
         plan["gemm_epilogues"] = fuse_gemm_epilogues(gm)  # before segments take the ReLUs
+        plan["gemm_residuals"] = fuse_residual_adds(gm)  # and the adds
         plan.update(lower_segments(gm, _strict()))
         # The graph module's own code calls each op: boxed inputs in.
         gm.graph.lint()
@@ -151,7 +152,8 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str = "forward
               fallback_by_op=plan["fallback_by_op"], extern_nodes=plan["extern_nodes"],
               extern_by_op=plan["extern_by_op"], segments_lowered=plan["segments_lowered"],
               nodes_fused=plan["nodes_fused"], segments_fallback=plan["segments_fallback"],
-              gemm_epilogues=plan["gemm_epilogues"], position_slices=plan["position_slices"],
+              gemm_epilogues=plan["gemm_epilogues"], gemm_residuals=plan["gemm_residuals"],
+              position_slices=plan["position_slices"],
               compile_seconds=time.perf_counter() - t0)
     if _log_on():
         print(f"[torch_ocl compile] {kind} graph: {plan['nodes']} nodes, {plan['pointwise_nodes']} pointwise "
