@@ -242,8 +242,10 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
      * 3072]: 1.0 against 3.3 ms; 16 rows: 1.06 against 0.93) */
     if (path == GEMM_PATH_AUTO && gemm_dot_usable(dev, g, K, pa, pb) &&
         !(dt == TOCL_BF16 && g->M > GEMM_DOT_AMX_ROWS && tocl_gemm_amx_usable(dev, stream)))
-        return gemm_cols_launch(dev, stream, g, &p, "tocl_gemm_dot", 4, GEMM_DOT_LOCAL, abuf, bbuf, cbuf, dbuf,
-                                biasbuf);
+        return g->M == 1 ? gemm_cols_launch(dev, stream, g, &p, "tocl_gemm_dot1", 8, GEMM_DOT_LOCAL, abuf, bbuf,
+                                            cbuf, dbuf, biasbuf)
+                         : gemm_cols_launch(dev, stream, g, &p, "tocl_gemm_dot", 4, GEMM_DOT_LOCAL, abuf, bbuf,
+                                            cbuf, dbuf, biasbuf);
     if (path == GEMM_PATH_AUTO && gemm_rows_usable(dev, g, K, pa, pb)) /* M <= 16: never the tiles' case */
         return gemm_cols_launch(dev, stream, g, &p, "tocl_gemm_rows", 16, GEMM_ROWS_LOCAL, abuf, bbuf, cbuf, dbuf,
                                 biasbuf);

@@ -1,4 +1,5 @@
-"""The GEMM's dot kernel (kernels/gemm.cl, tocl_gemm_dot): float32, float16
+"""The GEMM's dot kernels (kernels/gemm.cl, tocl_gemm_dot, and tocl_gemm_dot1
+for one row): float32, float16
 and bfloat16 products with few rows whose operands are both contiguous along k, as x @ W^T in a
 linear layer while decoding. Checked against a float64 referee at and around
 its limits (rows 1-64, columns and depth off its 4 x 8 blocking), with the
@@ -29,7 +30,7 @@ def gemm_kernels(fn):
     return {n for n in ocl_kernels_run(fn) if n.startswith("tocl_gemm")}
 
 
-@pytest.mark.parametrize("m,n,k", [(1, 8, 8), (1, 768, 256), (2, 9, 15), (3, 250, 259), (4, 4 * 33, 8 * 17),
+@pytest.mark.parametrize("m,n,k", [(1, 8, 8), (1, 768, 256), (1, 9, 15), (1, 250, 259), (1, 1000, 17), (2, 9, 15), (3, 250, 259), (4, 4 * 33, 8 * 17),
                                    (17, 250, 259), (32, 768, 256), (63, 65, 129), (64, 100, 1000)])
 def test_linear_against_float64(m, n, k, no_fallback):
     x, w, b = rand((m, k), 1), rand((n, k), 2), rand((n,), 3)
@@ -44,6 +45,9 @@ def test_the_decoding_shapes_reach_the_dot_kernel(no_fallback):
     # 16-bit storage too (a bfloat16 model decoding)
     assert gemm_kernels(lambda: F.linear(x.half(), w.half())) == {"tocl_gemm_dot"}
     assert gemm_kernels(lambda: F.linear(x[:4].bfloat16(), w.bfloat16())) == {"tocl_gemm_dot"}
+    # one row (a decoding step): the single-row variant, in every storage type
+    for dt in (torch.float32, torch.float16, torch.bfloat16):
+        assert gemm_kernels(lambda: F.linear(x[:1].to(dt), w.to(dt))) == {"tocl_gemm_dot1"}
     # past its row limit, or a B walked across k: the other kernels
     assert "tocl_gemm_dot" not in gemm_kernels(lambda: F.linear(rand((65, 256), 3).to(OCL), w))
     assert "tocl_gemm_dot" not in gemm_kernels(lambda: x @ rand((256, 768), 4).to(OCL))
