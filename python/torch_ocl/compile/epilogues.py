@@ -14,10 +14,10 @@ on the value addmm would have stored. GELU is left alone: aten's
 _addmm_activation means the tanh approximation on CUDA and erf on the CPU.
 """
 
-import os
-
 import torch
 import torch.fx as fx
+
+from .rewrite import rewritten, turned_off
 
 aten = torch.ops.aten
 _VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
@@ -31,7 +31,7 @@ def _single_use(node) -> bool:
 def fuse_gemm_epilogues(gm: fx.GraphModule) -> int:
     """Rewrite gm in place; returns the number of epilogues fused.
     TORCH_OCL_GEMM_EPILOGUES=0 turns it off (read at compile time)."""
-    if os.environ.get("TORCH_OCL_GEMM_EPILOGUES", "1").strip().lower() in ("0", "false", "no", "off"):
+    if turned_off("TORCH_OCL_GEMM_EPILOGUES"):
         return 0
     fused = 0
     for relu in list(gm.graph.nodes):
@@ -55,10 +55,7 @@ def fuse_gemm_epilogues(gm: fx.GraphModule) -> int:
         relu.replace_all_uses_with(view if view is not None else act)
         gm.graph.erase_node(relu)
         fused += 1
-    if fused:
-        gm.graph.lint()
-        gm.recompile()
-    return fused
+    return rewritten(gm, fused)
 
 
 def _residual_parts(add):
@@ -92,7 +89,7 @@ def _residual_parts(add):
 def fuse_residual_adds(gm: fx.GraphModule) -> int:
     """Rewrite gm in place; returns the number of residual adds fused into
     their GEMM. TORCH_OCL_GEMM_EPILOGUES=0 turns it off too."""
-    if os.environ.get("TORCH_OCL_GEMM_EPILOGUES", "1").strip().lower() in ("0", "false", "no", "off"):
+    if turned_off("TORCH_OCL_GEMM_EPILOGUES"):
         return 0
     fused = 0
     for add in list(gm.graph.nodes):
@@ -118,7 +115,4 @@ def fuse_residual_adds(gm: fx.GraphModule) -> int:
             gm.graph.erase_node(view)
         gm.graph.erase_node(prod)
         fused += 1
-    if fused:
-        gm.graph.lint()
-        gm.recompile()
-    return fused
+    return rewritten(gm, fused)

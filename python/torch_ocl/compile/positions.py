@@ -17,10 +17,10 @@ the backward, which reads the saved arange anyway). The values are the
 weight's own, bit for bit.
 """
 
-import os
-
 import torch
 import torch.fx as fx
+
+from .rewrite import rewritten, turned_off
 
 aten = torch.ops.aten
 _ARANGES = (aten.arange.default, aten.arange.start, aten.arange.start_step)
@@ -67,7 +67,7 @@ def _plain(node) -> bool:
 def slice_position_embeddings(gm: fx.GraphModule) -> int:
     """Rewrite gm in place; returns the number of embeddings made slices.
     TORCH_OCL_POSITION_SLICES=0 turns it off (read at compile time)."""
-    if os.environ.get("TORCH_OCL_POSITION_SLICES", "1").strip().lower() in ("0", "false", "no", "off"):
+    if turned_off("TORCH_OCL_POSITION_SLICES"):
         return 0
     done = 0
     for node in list(gm.graph.nodes):
@@ -85,7 +85,4 @@ def slice_position_embeddings(gm: fx.GraphModule) -> int:
         if not idx.users:
             gm.graph.erase_node(idx)
         done += 1
-    if done:
-        gm.graph.lint()
-        gm.recompile()
-    return done
+    return rewritten(gm, done)
