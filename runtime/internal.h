@@ -71,7 +71,8 @@ void tocl_sched_note_free(int dev, tocl_addr addr, size_t size);
 /* queue/deferred.c: a replayed graph's index bounds checks, read back
  * without a host wait. tocl_deferred_bounds takes ev (the read) and vals
  * (malloc'd, `groups` [min, max] pairs the read fills); values outside
- * [lo, hi] fail a later tocl_deferred_collect. Collect judges the pending
+ * [lo, hi] fail a later tocl_deferred_collect. groups 0: vals is a flag
+ * pair [bad, value], failing when bad is not 0. Collect judges the pending
  * checks of dev (stream < 0: every stream) that have arrived, or all of
  * them when waited (the caller has waited for that work); it returns the
  * first failure. */

@@ -12,6 +12,7 @@
 #include <torch/library.h>
 
 #include "ocl_nn_util.h"
+#include "tocl/graph.h"
 #include "ocl_complex_route.h"
 
 namespace torch_ocl {
@@ -190,6 +191,7 @@ std::tuple<at::Tensor, at::Tensor> nll_fwd(const at::Tensor& self, const at::Ten
   TOCL_CHECK(tocl_nn_nll_forward(dev_of(x), stream_of(x), red, ignore_index, n, c, s, tx.p(), tt.p(), tw_.p(), to.p(),
                                  ttw.p(), tf.p()));
   if (n * s > 0) {  // the CPU raises on a bad target: the flag comes to the host
+    tocl_graph_next_read_is_flag();  // a captured graph repeats the check (tocl/graph.h)
     at::Tensor f = flag.cpu();
     TORCH_CHECK_INDEX(f.data_ptr<int64_t>()[0] == 0, "Target ", f.data_ptr<int64_t>()[1], " is out of bounds.");
   }

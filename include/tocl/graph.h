@@ -48,6 +48,12 @@ int tocl_graph_commands(const tocl_graph *g);
  * check's read has arrived), as CUDA reports a device-side assert; the
  * index kernels skip it meanwhile. Otherwise this does nothing. */
 void tocl_graph_check_bounds(int64_t lo, int64_t hi);
+/* The calling thread's next copy to the host is a flag pair [bad, value]
+ * that an op then checks (nll_loss: a target out of range). Under capture
+ * it is recorded as a check, as index bounds are: a replay reads it back
+ * without waiting and a bad flag fails a later synchronization. Otherwise
+ * this does nothing. */
+void tocl_graph_next_read_is_flag(void);
 /* Release the recording; memory it held returns to the allocator. NULL is fine. */
 void tocl_graph_destroy(tocl_graph *g);
 

@@ -86,4 +86,6 @@ void tocl_graph_destroy(tocl_graph *g) {
 
 void tocl_graph_check_bounds(int64_t lo, int64_t hi) { tocl_rec_check_bounds(lo, hi); }
 
+void tocl_graph_next_read_is_flag(void) { tocl_rec_next_read_is_flag(); }
+
 int tocl_graph_capturing(void) { return tocl_rec_active(); }

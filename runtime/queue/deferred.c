@@ -22,7 +22,7 @@ typedef struct pending {
     struct pending *next;
     int dev, stream;
     cl_event ev;
-    int64_t *vals; /* groups [min, max] pairs, filled by the read */
+    int64_t *vals; /* groups [min, max] pairs, or (groups 0) a flag pair [bad, value], filled by the read */
     int groups;
     int64_t lo, hi;
 } pending;
@@ -44,6 +44,11 @@ static tocl_status verdict(const pending *p) {
     if (err != CL_SUCCESS)
         return tocl_fail(TOCL_E_OPENCL, "reading a replayed graph's index bounds check failed: %s (%d)",
                          tocl_cl_error_name(err), (int)err);
+    if (p->groups == 0 && p->vals[0] != 0) /* a flag pair [bad, value] */
+        return tocl_fail(TOCL_E_INVALID,
+                         "Target %lld is out of bounds: found by a replayed graph's check and reported at the next "
+                         "synchronization or replay on device %d (as CUDA reports a device-side assert); the graph's "
+                         "work after that op ran with it", (long long)p->vals[1], p->dev);
     for (int g = 0; g < p->groups; g++) {
         int64_t mn = p->vals[2 * g], mx = p->vals[2 * g + 1];
         if (mn < p->lo || mx > p->hi)

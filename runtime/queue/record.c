@@ -22,7 +22,8 @@ typedef struct cmd {
     cl_mem a, b;                    /* buffers (retained in rec->mems) */
     size_t aoff, boff, n, psize;
     void *data;                     /* CMD_WRITE: the bytes; CMD_FILL: the pattern (owned) */
-    int groups, has_bounds;         /* CMD_CHECK: [min, max] pairs at (a, aoff), each in [lo, hi] */
+    int groups, has_bounds;         /* CMD_CHECK: [min, max] pairs at (a, aoff), each in [lo, hi];
+                                     * 0 groups: a flag pair [bad, value] */
     int64_t lo, hi;
 } cmd;
 
@@ -50,7 +51,7 @@ struct tocl_rec {
     int nsh, capsh;
     const char *why;
     char whybuf[400];
-    int next_check;                 /* groups of the bounds check the next read is; 0: none */
+    int next_check;                 /* groups of the bounds check the next read is; -1: a flag; 0: none */
     int last_check;                 /* index of the last CMD_CHECK, -1: none */
 };
 
@@ -362,6 +363,11 @@ void tocl_rec_next_read_is_check(int groups) {
         t_rec->next_check = groups;
 }
 
+void tocl_rec_next_read_is_flag(void) {
+    if (t_rec)
+        t_rec->next_check = -1;
+}
+
 void tocl_rec_check_bounds(int64_t lo, int64_t hi) {
     tocl_rec *r = t_rec;
     if (!r || r->last_check < 0)
@@ -375,6 +381,17 @@ void tocl_rec_check_bounds(int64_t lo, int64_t hi) {
 cl_int tocl_rec_clEnqueueReadBuffer(cl_command_queue q, cl_mem buf, cl_bool blocking, size_t off, size_t n, void *dst,
                                     cl_uint nwait, const cl_event *wait, cl_event *ev) {
     tocl_rec *r = t_rec;
+    if (r && r->next_check < 0) { /* a flag pair [bad, value]: complete as it is */
+        r->next_check = 0;
+        cmd *c = buffer_cmd(q, "a flag check", CMD_CHECK, nwait, buf, off, NULL, 0, n);
+        if (c && n == 2 * sizeof(int64_t)) {
+            c->groups = 0;
+            c->has_bounds = 1;
+        } else if (c) {
+            refuse(r, "%s", "a flag check of an unexpected size");
+        }
+        return clEnqueueReadBuffer(q, buf, blocking, off, n, dst, nwait, wait, ev);
+    }
     if (r && r->next_check) {
         int groups = r->next_check;
         r->next_check = 0;

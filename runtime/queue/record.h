@@ -38,6 +38,10 @@ int tocl_rec_active(void);
  * later synchronization or replay (queue/deferred.c); a check without bounds at the end of
  * the capture makes the graph unreplayable. */
 void tocl_rec_next_read_is_check(int groups);
+/* The same for a flag pair [bad, value] an op checks on the host (a target
+ * out of range in nll_loss): recorded as a check that fails a later
+ * synchronization when bad is not 0. */
+void tocl_rec_next_read_is_flag(void);
 /* While on (per thread), the wrappers neither record nor refuse: for the
  * runtime's own checks that are not part of the captured work (guard mode's
  * canary read-backs). */

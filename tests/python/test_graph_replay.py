@@ -413,3 +413,42 @@ def test_hf_static_cache_generate_reduce_overhead():
         assert torch.equal(m.generate(ids, max_new_tokens=8, do_sample=False).cpu(), ref)
     s = torch_ocl.compile_stats()
     assert s["replays"] > 0 and s["captures_refused"] == 0, s
+
+
+def test_cross_entropy_targets_are_checked_at_each_replay():
+    # nll_loss reads its out-of-range flag back, as the CPU raises: a
+    # capture records that read as a check, reported like a bad index.
+    logits = torch.randn(4, 5, device=OCL)
+    target = torch.tensor([0, 1, 2, 3], device=OCL)
+    F.cross_entropy(logits, target)
+    g = torch.ocl.OCLGraph()
+    with torch.ocl.graph(g):
+        loss = F.cross_entropy(logits, target)
+    logits.copy_(torch.randn(4, 5))
+    target.copy_(torch.tensor([4, 4, 0, 1]))
+    g.replay()
+    torch.testing.assert_close(loss.cpu(), F.cross_entropy(logits.cpu(), target.cpu()))
+    target.copy_(torch.tensor([0, 7, 0, 1]))
+    g.replay()
+    with pytest.raises(RuntimeError, match="Target 7 is out of bounds"):
+        torch.ocl.synchronize()
+    torch.ocl.synchronize()  # reported once
+    target.copy_(torch.tensor([1, 1, 1, 1]))
+    g.replay()
+    torch.testing.assert_close(loss.cpu(), F.cross_entropy(logits.cpu(), target.cpu()))
+
+
+def test_a_loss_inside_the_compiled_graph_replays():
+    torch.manual_seed(0)
+    m = nn.Linear(8, 5).to(OCL)
+
+    def loss_of(x, y):
+        return F.cross_entropy(m(x), y)
+
+    step = torch.compile(loss_of, backend="ocl", mode="reduce-overhead")
+    with torch.no_grad():
+        for i in range(4):
+            x, y = torch.randn(6, 8, device=OCL), torch.randint(0, 5, (6,), device=OCL)
+            torch.testing.assert_close(step(x, y).cpu(), loss_of(x, y).cpu())
+    st = torch_ocl.compile_stats()
+    assert st["captures"] == 1 and st["captures_refused"] == 0 and st["replays"] == 2
