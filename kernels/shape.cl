@@ -52,11 +52,6 @@ __kernel void tocl_shape_remap(__global T *dst, __global const T *src, tocl_rema
     dst[doff] = pad ? pad_value : src[soff];
 }
 
-/* Work-item (x, y, k): element x of row y of source k to its place in dst,
- * rows being the source's last dim. Built per rank (-DCAT_RANK=n) so the
- * loops unroll and every parameter index is a constant: indexing the
- * parameter block by a run-time dim or source made PoCL keep a private
- * copy of it per work-item (3-5x slower than a strided copy). */
 #ifdef CAT_RANK
 #ifndef IDX_T
 #define IDX_T long
@@ -77,7 +72,9 @@ inline void tocl_cat_one(__global T *dst, __global const T *src, const tocl_cat_
             c = x;
             inside = c < size;
         } else {
-            IDX_T q = (IDX_T)r / (IDX_T)size; /* 32-bit when the rows fit: 64-bit division is slow */
+            /* 32-bit division when the rows fit (-DIDX_T=uint): with 64-bit
+             * the KV cat [1,4,40,64] + [1,4,1,64] took 32 us against 7. */
+            IDX_T q = (IDX_T)r / (IDX_T)size;
             c = r - (long)q * size;
             r = q;
         }

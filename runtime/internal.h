@@ -68,16 +68,16 @@ tocl_status tocl_sched_flush(int dev, int stream);
 tocl_status tocl_sched_flush_device(int dev);
 void tocl_sched_note_free(int dev, tocl_addr addr, size_t size);
 
-/* queue/deferred.c: a replayed graph's index bounds checks, read back
- * without a host wait. tocl_deferred_bounds takes ev (the read) and vals
+/* queue/deferred.c: a replayed graph's checks (index bounds, flags), read
+ * back without a host wait. tocl_deferred_check takes ev (the read) and vals
  * (malloc'd, `groups` [min, max] pairs the read fills); values outside
  * [lo, hi] fail a later tocl_deferred_collect. groups 0: vals is a flag
  * pair [bad, value], failing when bad is not 0. Collect judges the pending
  * checks of dev (stream < 0: every stream) that have arrived, or all of
  * them when waited (the caller has waited for that work); it returns the
  * first failure. */
-tocl_status tocl_deferred_bounds(int dev, int stream, cl_event ev, int64_t *vals, int groups, int64_t lo,
-                                 int64_t hi);
+tocl_status tocl_deferred_check(int dev, int stream, cl_event ev, int64_t *vals, int groups, int64_t lo,
+                                int64_t hi);
 tocl_status tocl_deferred_collect(int dev, int stream, int waited);
 
 /* Later work on (wdev, wstream) waits for all work queued so far on

@@ -62,9 +62,9 @@ typedef struct tocl_remap_params {
 
 /* cat (shape.cl: tocl_shape_cat): up to TOCL_CAT_MAX sources of dst's dtype
  * into one destination in one launch. Source k covers [start[k],
- * start[k + 1]) of dst's dim `axis` and has count[k] elements; its rows
- * (of the last dim) are NDRange rows rowbase[k]..; the other dims are
- * dst's. */
+ * start[k + 1]) of dst's dim CAT_AXIS (the rank and axis are build
+ * options); its rows (of the last dim) are NDRange rows rowbase[k]..; the
+ * other dims are dst's. */
 #define TOCL_CAT_MAX 4
 typedef struct tocl_cat_params {
     tocl_ip_i64 sizes[TOCL_IDX_MAX_DIMS];      /* dst */
@@ -72,10 +72,8 @@ typedef struct tocl_cat_params {
     tocl_ip_i64 src_strides[TOCL_CAT_MAX][TOCL_IDX_MAX_DIMS];
     tocl_ip_i64 src_off[TOCL_CAT_MAX];
     tocl_ip_i64 start[TOCL_CAT_MAX + 1];
-    tocl_ip_i64 count[TOCL_CAT_MAX];
     tocl_ip_i64 rowbase[TOCL_CAT_MAX];         /* first NDRange row of each source's band */
-    tocl_ip_i64 dst_off, n;
-    tocl_ip_i32 rank, axis, nsrc;
+    tocl_ip_i64 dst_off;
 } tocl_cat_params;
 
 #ifdef __OPENCL_VERSION__

@@ -198,19 +198,16 @@ tocl_status tocl_shape_cat(int dev, int stream, const tocl_tensor *dst, int nsrc
             p.src_strides[k][r] = src[k]->strides[d];
         r++;
     }
-    p.rank = r;
-    p.axis = raxis;
-    p.nsrc = nsrc;
-    p.n = tocl_ops_numel(dst);
-    if (p.n == 0)
+    int64_t n = tocl_ops_numel(dst);
+    if (n == 0)
         return TOCL_OK;
     /* NDRange (the last dim, every source's rows in bands): the widest
      * last dim; bands aligned to the work-group height. */
     int64_t inner = 0, tallest = 0, rows[TOCL_CAT_MAX];
     for (int k = 0; k < nsrc; k++) {
-        p.count[k] = p.n / dst->sizes[axis] * src[k]->sizes[axis];
+        int64_t count = n / dst->sizes[axis] * src[k]->sizes[axis];
         int64_t in = raxis == r - 1 ? src[k]->sizes[axis] : p.sizes[r - 1];
-        rows[k] = in ? p.count[k] / in : 0;
+        rows[k] = in ? count / in : 0;
         inner = in > inner ? in : inner;
         tallest = rows[k] > tallest ? rows[k] : tallest;
     }
@@ -261,7 +258,7 @@ tocl_status tocl_shape_cat(int dev, int stream, const tocl_tensor *dst, int nsrc
     pthread_mutex_unlock(&e->lock);
     if (err != CL_SUCCESS)
         return tocl_fail(TOCL_E_OPENCL, "launching cat (%s, %d sources, %lld elements) on device %d: %s (%d)",
-                         tocl_dtype_name(dst->dtype), nsrc, (long long)p.n, dev, tocl_cl_error_name(err), (int)err);
+                         tocl_dtype_name(dst->dtype), nsrc, (long long)n, dev, tocl_cl_error_name(err), (int)err);
     return TOCL_OK;
 }
 

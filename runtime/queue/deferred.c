@@ -68,8 +68,8 @@ static int arrived(const pending *p) {
     return st == CL_COMPLETE || st < 0;
 }
 
-tocl_status tocl_deferred_bounds(int dev, int stream, cl_event ev, int64_t *vals, int groups, int64_t lo,
-                                 int64_t hi) {
+tocl_status tocl_deferred_check(int dev, int stream, cl_event ev, int64_t *vals, int groups, int64_t lo,
+                                int64_t hi) {
     pending *p = calloc(1, sizeof *p);
     if (!p) { /* no memory to keep it: check it now */
         pending now = {NULL, dev, stream, ev, vals, groups, lo, hi};
@@ -82,7 +82,7 @@ tocl_status tocl_deferred_bounds(int dev, int stream, cl_event ev, int64_t *vals
     pthread_mutex_lock(&g_lock);
     *g_tail = p;
     g_tail = &p->next;
-    g_count++;
+    __atomic_add_fetch(&g_count, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&g_lock);
     return TOCL_OK;
 }
@@ -90,9 +90,15 @@ tocl_status tocl_deferred_bounds(int dev, int stream, cl_event ev, int64_t *vals
 tocl_status tocl_deferred_collect(int dev, int stream, int waited) {
     /* Take out, in order, what can be judged without waiting (and the
      * oldest beyond MAX_PENDING); judge it unlocked. */
+    /* Every synchronize and blocking copy to the host comes here: without
+     * a pending check (no replay since the last collect), no lock. A check
+     * this thread queued is always seen; another thread's in flight is
+     * judged at the next collect. */
+    if (!__atomic_load_n(&g_count, __ATOMIC_ACQUIRE))
+        return TOCL_OK;
     pending *ready = NULL, **rt = &ready;
     pthread_mutex_lock(&g_lock);
-    int over = g_count - MAX_PENDING;
+    int over = __atomic_load_n(&g_count, __ATOMIC_RELAXED) - MAX_PENDING;
     g_tail = &g_head;
     while (*g_tail) {
         pending *p = *g_tail;
@@ -102,7 +108,7 @@ tocl_status tocl_deferred_collect(int dev, int stream, int waited) {
             p->next = NULL;
             *rt = p;
             rt = &p->next;
-            g_count--;
+            __atomic_sub_fetch(&g_count, 1, __ATOMIC_RELAXED);
             over--;
         } else {
             g_tail = &p->next;

@@ -381,26 +381,20 @@ void tocl_rec_check_bounds(int64_t lo, int64_t hi) {
 cl_int tocl_rec_clEnqueueReadBuffer(cl_command_queue q, cl_mem buf, cl_bool blocking, size_t off, size_t n, void *dst,
                                     cl_uint nwait, const cl_event *wait, cl_event *ev) {
     tocl_rec *r = t_rec;
-    if (r && r->next_check < 0) { /* a flag pair [bad, value]: complete as it is */
-        r->next_check = 0;
-        cmd *c = buffer_cmd(q, "a flag check", CMD_CHECK, nwait, buf, off, NULL, 0, n);
-        if (c && n == 2 * sizeof(int64_t)) {
-            c->groups = 0;
-            c->has_bounds = 1;
-        } else if (c) {
-            refuse(r, "%s", "a flag check of an unexpected size");
-        }
-        return clEnqueueReadBuffer(q, buf, blocking, off, n, dst, nwait, wait, ev);
-    }
     if (r && r->next_check) {
-        int groups = r->next_check;
+        /* next_check > 0: that many [min, max] pairs, bounds to follow
+         * (tocl_rec_check_bounds); -1: one flag pair [bad, value]. */
+        int groups = r->next_check > 0 ? r->next_check : 0;
         r->next_check = 0;
-        cmd *c = buffer_cmd(q, "an index bounds check", CMD_CHECK, nwait, buf, off, NULL, 0, n);
-        if (c && n == (size_t)groups * 2 * sizeof(int64_t) && groups <= 64) {
+        const char *what = groups ? "an index bounds check" : "a flag check";
+        cmd *c = buffer_cmd(q, what, CMD_CHECK, nwait, buf, off, NULL, 0, n);
+        if (c && n == (size_t)(groups ? groups : 1) * 2 * sizeof(int64_t) && groups <= 64) {
             c->groups = groups;
-            r->last_check = (int)(c - r->cmds);
+            c->has_bounds = !groups;
+            if (groups)
+                r->last_check = (int)(c - r->cmds);
         } else if (c) {
-            refuse(r, "%s", "an index bounds check of an unexpected size");
+            refuse(r, "%s of an unexpected size", what);
         }
         return clEnqueueReadBuffer(q, buf, blocking, off, n, dst, nwait, wait, ev);
     }
@@ -502,19 +496,20 @@ tocl_status tocl_rec_replay(const tocl_rec *rec, cl_command_queue q, int dev, in
             err = clEnqueueFillBuffer(q, c->a, c->data, c->psize, c->aoff, c->n, 0, NULL, NULL);
             break;
         case CMD_CHECK: {
-            /* Read the bounds back without waiting; queue/deferred.c
-             * judges them when the host next waits (as CUDA reports a
-             * device-side assert). The index kernels skip a bad index. */
+            /* Read the bounds (or flag) back without waiting;
+             * queue/deferred.c judges them when the host next waits (as
+             * CUDA reports a device-side assert). The kernels skip a bad
+             * index or target meanwhile. */
             int64_t *v = malloc(c->n);
             cl_event ev = NULL;
             if (!v)
-                return tocl_fail(TOCL_E_OOM, "out of host memory replaying a graph's index bounds check");
+                return tocl_fail(TOCL_E_OOM, "out of host memory replaying a graph's check");
             err = clEnqueueReadBuffer(q, c->a, CL_FALSE, c->aoff, c->n, v, 0, NULL, &ev);
             if (err != CL_SUCCESS) {
                 free(v);
                 break;
             }
-            TOCL_TRY(tocl_deferred_bounds(dev, stream, ev, v, c->groups, c->lo, c->hi));
+            TOCL_TRY(tocl_deferred_check(dev, stream, ev, v, c->groups, c->lo, c->hi));
             break;
         }
         }

@@ -28,6 +28,15 @@ def _single_use(node) -> bool:
     return isinstance(node, fx.Node) and node.op == "call_function" and len(node.users) == 1
 
 
+def _viewed_addmm(node):
+    """(addmm, view or None) when node is an addmm, or a view of one (F.linear
+    on more than two dims), used by node's consumer alone; else None."""
+    view = None
+    if _single_use(node) and node.target in _VIEWS:
+        view, node = node, node.args[0]
+    return (node, view) if _single_use(node) and node.target is aten.addmm.default else None
+
+
 def fuse_gemm_epilogues(gm: fx.GraphModule) -> int:
     """Rewrite gm in place; returns the number of epilogues fused.
     TORCH_OCL_GEMM_EPILOGUES=0 turns it off (read at compile time)."""
@@ -37,11 +46,10 @@ def fuse_gemm_epilogues(gm: fx.GraphModule) -> int:
     for relu in list(gm.graph.nodes):
         if relu.op != "call_function" or relu.target is not aten.relu.default:
             continue
-        src, view = relu.args[0], None
-        if _single_use(src) and src.target in _VIEWS:
-            view, src = src, src.args[0]
-        if not (_single_use(src) and src.target is aten.addmm.default):
+        found = _viewed_addmm(relu.args[0])
+        if found is None:
             continue
+        src, view = found
         val = src.meta.get("val")
         if not isinstance(val, torch.Tensor) or val.dtype not in _DTYPES:
             continue
@@ -68,12 +76,11 @@ def _residual_parts(add):
     out = add.meta.get("val")
     if not isinstance(out, torch.Tensor) or out.dtype not in _DTYPES:
         return None
-    for prod, h in (add.args, reversed(add.args)):
-        view = None
-        if _single_use(prod) and prod.target in _VIEWS:
-            view, prod = prod, prod.args[0]
-        if not (_single_use(prod) and prod.target is aten.addmm.default):
+    for side, h in (add.args, reversed(add.args)):
+        found = _viewed_addmm(side)
+        if found is None:
             continue
+        prod, view = found
         if prod.kwargs.get("beta", 1) != 1 or prod.kwargs.get("alpha", 1) != 1:
             continue
         bias, hv = prod.args[0].meta.get("val") if isinstance(prod.args[0], fx.Node) else None, \
