@@ -469,6 +469,74 @@ __kernel void tocl_gemm_dot1(__global const st_t *A, __global const st_t *B, __g
     }
 }
 
+/* The one-row kernel with a LayerNorm in front (tocl_gemm_normed; a
+ * decoding step's norm1 -> in_proj, norm2 -> linear1, norm -> head). The
+ * first work-item of each group takes the row's mean and variance, two
+ * passes as the layer-norm kernel takes them, and writes the normalised
+ * row to local memory; after the barrier every work-item multiplies it as
+ * the dot1 kernel does. That saves the norm's launch (about 10 us each in a
+ * replayed decoding step on PoCL, against 1.4 us of device time). Each
+ * work-item taking the moments itself cost 2 us per [256 -> 1024] product
+ * (128 work-items); once per group of 16 is an eighth of that. One matrix
+ * (batch 1): a group then never spans two batches. */
+__kernel void tocl_gemm_dot1_norm(__global const st_t *A, __global const st_t *B, __global st_t *C,
+                                  __global const st_t *D, __global const st_t *bias, tocl_gemm_params p,
+                                  float alpha, float beta, __global const st_t *G, __global const st_t *Bt,
+                                  tocl_gemm_norm_params q, __local float *xn)
+{
+    long n0 = get_global_id(0) * 8, K16 = p.K & ~15L, k;
+    __global const st_t *a = A + p.a_off;
+    if (get_local_id(0) == 0) {
+        float16 v16 = 0;
+        float s1 = 0;
+        for (k = 0; k < K16; k += 16)
+            v16 += DOT_LOAD16(a + k);
+        for (; k < p.K; k++)
+            s1 += LOAD_ST(a, k);
+        float mean = (dot_hsum(v16.lo + v16.hi) + s1) / p.K;
+        v16 = 0, s1 = 0;
+        for (k = 0; k < K16; k += 16) {
+            float16 d = DOT_LOAD16(a + k) - mean;
+            v16 = fma(d, d, v16);
+        }
+        for (; k < p.K; k++) {
+            float d = LOAD_ST(a, k) - mean;
+            s1 = fma(d, d, s1);
+        }
+        float rstd = 1.0f / sqrt((dot_hsum(v16.lo + v16.hi) + s1) / p.K + q.eps);
+        for (k = 0; k < p.K; k++) {
+            float x = (LOAD_ST(a, k) - mean) * rstd;
+            if (q.has_g)
+                x *= LOAD_ST(G, q.g_off + k);
+            if (q.has_bt)
+                x += LOAD_ST(Bt, q.bt_off + k);
+            xn[k] = x;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (n0 >= p.N)
+        return;
+    const long b = 0;
+    DOT1_R8(DOT1_B)
+    DOT1_R8(DOT1_ZERO)
+    for (k = 0; k < K16; k += 16) {
+        float16 x = vload16(0, xn + k);
+        DOT1_R8(DOT1_FMA)
+    }
+    float s[8];
+    DOT1_R8(DOT1_FOLD)
+    for (int t = 0; t < 8; t++) {
+        long n = n0 + t;
+        if (n >= p.N)
+            continue;
+        __global const st_t *bb = B + p.b_off + n * p.b_rs;
+        float v = s[t];
+        for (k = K16; k < p.K; k++)
+            v = fma(xn[k], LOAD_ST(bb, k), v);
+        gemm_store(C, D, bias, &p, 0, 0, n, v, alpha, beta);
+    }
+}
+
 /* ------------------------------------------------------------------ rows */
 
 /* Few rows, B's rows contiguous along n (x @ W with W stored [K, N], as

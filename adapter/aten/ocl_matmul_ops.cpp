@@ -19,6 +19,7 @@
 #include <ATen/ops/dot.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
+#include <ATen/ops/native_layer_norm.h>
 #include <ATen/ops/vdot.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -250,6 +251,60 @@ at::Tensor linear_residual(const at::Tensor& x, const at::Tensor& wt, const at::
   return out;
 }
 
+// torch_ocl::norm_linear: layer_norm(x) @ wt [+ bias] [ReLU] (x [M, K]
+// normalised over K), from a LayerNorm whose output only feeds a linear
+// layer (compile/prologues.py). One row on a CPU device is one kernel that
+// normalises x as it reads it (tocl_gemm_normed): a decoding step's three
+// norms per block and the final one cost no launch. Elsewhere it runs the
+// two ops the graph had, so the values are those of the unfused graph.
+at::Tensor norm_linear(const at::Tensor& x, const std::optional<at::Tensor>& gamma,
+                       const std::optional<at::Tensor>& beta, double eps, const at::Tensor& wt,
+                       const std::optional<at::Tensor>& bias, bool relu) {
+  check_mm(x, wt);
+  int64_t M = x.size(0), K = x.size(1), N = wt.size(1);
+  const at::Tensor* affine[] = {gamma ? &*gamma : nullptr, beta ? &*beta : nullptr, bias ? &*bias : nullptr};
+  const int64_t lens[] = {K, K, N};
+  const char* names[] = {"norm weight", "norm bias", "bias"};
+  for (int i = 0; i < 3; i++) {
+    const at::Tensor* t = affine[i];
+    if (!t)
+      continue;
+    TORCH_CHECK(t->dim() == 1 && t->size(0) == lens[i] && t->scalar_type() == x.scalar_type(), "norm_linear: expected a ",
+                names[i], " of ", lens[i], " ", x.scalar_type(), " values, got ", t->sizes(), " ", t->scalar_type());
+    TORCH_CHECK(t->device() == x.device(), "norm_linear: expected every tensor on ", x.device(), ", got ", t->device());
+  }
+  TORCH_CHECK(wt.device() == x.device(), "norm_linear: expected every tensor on ", x.device(), ", got ", wt.device());
+  TORCH_CHECK(relu ? bias.has_value() : true, "norm_linear: relu needs a bias (it comes from _addmm_activation)");
+  c10::DeviceGuard guard(x.device());
+  int dev = x.device().index();
+  tocl_gemm_desc g = tocl_gemm_desc_init(to_tocl_dtype(x.scalar_type()), M, N, K);
+  g.a = operand(x);
+  g.b = operand(wt);
+  tocl_gemm_norm n{};
+  n.eps = eps;
+  bool unit = true;
+  for (int i = 0; i < 2; i++)
+    unit = unit && (!affine[i] || affine[i]->stride(0) == 1 || affine[i]->size(0) <= 1);
+  if (M * N * K > 0 && is_gemm_dtype(x.scalar_type()) && unit && tocl_gemm_norm_usable(dev, &g, &n)) {
+    n.gamma = gamma ? device_addr(*gamma) : 0;
+    n.beta = beta ? device_addr(*beta) : 0;
+    at::Tensor out = at::empty({M, N}, x.options());
+    g.c = operand(out);
+    if (bias) {
+      g.bias.data = device_addr(*bias);
+      g.bias.cs = bias->stride(0);  // a 1 x N operand: cs runs along it
+      g.bias_mode = TOCL_GEMM_BIAS_ROW;
+    }
+    g.act = relu ? TOCL_GEMM_ACT_RELU : TOCL_GEMM_ACT_NONE;
+    TOCL_CHECK(tocl_gemm_normed(dev, tocl_stream_current(dev), &g, &n));
+    return out;
+  }
+  at::Tensor y = std::get<0>(at::native_layer_norm(x, {K}, gamma, beta, eps));
+  if (!bias)
+    return at::mm(y, wt);
+  return relu ? at::_addmm_activation(*bias, y, wt, 1, 1, false) : at::addmm(*bias, y, wt);
+}
+
 at::Tensor& addmm_(at::Tensor& self, const at::Tensor& m1, const at::Tensor& m2, const c10::Scalar& beta,
                    const c10::Scalar& alpha) {
   return addmm_out(self, m1, m2, beta, alpha, self);
@@ -439,8 +494,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
 
 TORCH_LIBRARY_FRAGMENT(torch_ocl, m) {
   m.def("linear_residual(Tensor x, Tensor wt, Tensor bias, Tensor residual) -> Tensor");
+  m.def("norm_linear(Tensor x, Tensor? weight, Tensor? bias, float eps, Tensor wt, Tensor? lin_bias, bool relu=False) "
+        "-> Tensor");
 }
 
-TORCH_LIBRARY_IMPL(torch_ocl, PrivateUse1, m) { m.impl("linear_residual", TORCH_FN(linear_residual)); }
+TORCH_LIBRARY_IMPL(torch_ocl, PrivateUse1, m) {
+  m.impl("linear_residual", TORCH_FN(linear_residual));
+  m.impl("norm_linear", TORCH_FN(norm_linear));
+}
 
 }  // namespace torch_ocl

@@ -71,6 +71,21 @@ tocl_gemm_desc tocl_gemm_desc_init(tocl_dtype dtype, int64_t M, int64_t N, int64
  * act(beta * D + bias) (zeros without D and bias); M or N = 0 does nothing. */
 tocl_status tocl_gemm(int dev, int stream, const tocl_gemm_desc *g);
 
+/* A LayerNorm in front of the product (a decoding step's norm -> linear):
+ * A's rows are read as (a - mean) * rstd * gamma + beta, mean and variance
+ * over each row's K values, as the layer-norm kernel computes them. gamma
+ * and beta hold K contiguous values each; data 0 means none (1 and 0). */
+typedef struct tocl_gemm_norm {
+    tocl_addr gamma, beta;
+    double eps;
+} tocl_gemm_norm;
+/* Whether tocl_gemm_normed takes this product: one float32 row (M = 1,
+ * batch 1) on a CPU device, A contiguous along k, B contiguous along k
+ * (x @ W^T), 8 <= K <= 16384, N >= 8. Elsewhere a caller runs the norm and
+ * then tocl_gemm. */
+int tocl_gemm_norm_usable(int dev, const tocl_gemm_desc *g, const tocl_gemm_norm *n);
+/* tocl_gemm with A normalised as it is read, in one kernel. */
+tocl_status tocl_gemm_normed(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_norm *n);
 /* A tile configuration: register block rm x (vw * nv), work-group tile tm x tn,
  * K block kc. */
 typedef struct tocl_gemm_config {

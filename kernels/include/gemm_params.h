@@ -81,4 +81,14 @@ typedef struct tocl_gemm_params {
     tocl_gp_i64 a_ps, b_ps;
 } tocl_gemm_params;
 
+/* The one-row kernel's row normalisation of A (tocl_gemm_normed): A's row
+ * is read as (a - mean) * rstd [* gamma[k]] [+ beta[k]], its mean and
+ * variance over the K values (a LayerNorm in front of a linear layer).
+ * gamma and beta are contiguous along k. */
+typedef struct tocl_gemm_norm_params {
+    tocl_gp_i64 g_off, bt_off; /* element offsets of gamma and beta */
+    float eps;
+    tocl_gp_i32 has_g, has_bt;
+    tocl_gp_i32 pad;
+} tocl_gemm_norm_params;
 #endif

@@ -27,6 +27,9 @@
  * groups of 64 left a core idle; device time per [32, 256] x [256, 768] on
  * PoCL: 106 us with 16, 128 with 64, 176 with 4. */
 #define GEMM_DOT_LOCAL 16
+/* tocl_gemm_normed keeps the normalised row in local memory: 64 KiB at most */
+#define GEMM_NORM_MAX_K 16384
+#define GEMM_EXTRA_MAX 4 /* kernel arguments past the eight every GEMM kernel takes */
 #define GEMM_DOT_AMX_ROWS 16
 /* The rows kernel: at most 16 rows (two of its 8-row blocks); groups of 8
  * (32 ran [16, 3072] x [3072, 768] 1.3x slower, the wide N a little faster). */
@@ -161,7 +164,7 @@ static int gemm_dot_usable(int dev, const tocl_gemm_desc *g, int64_t K, const to
  * row (a long loop each), in groups of `group`. */
 static tocl_status gemm_cols_launch(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_params *p,
                                     const char *name, int64_t cols, size_t group, cl_mem abuf, cl_mem bbuf,
-                                    cl_mem cbuf, cl_mem dbuf, cl_mem biasbuf) {
+                                    cl_mem cbuf, cl_mem dbuf, cl_mem biasbuf, const gemm_arg *extra, int nextra) {
     tocl_gemm_config cfg;
     tocl_gemm_default_config(dev, TOCL_F32, &cfg);
     tocl_ops_kernel *e;
@@ -171,10 +174,48 @@ static tocl_status gemm_cols_launch(int dev, int stream, const tocl_gemm_desc *g
     int64_t items = g->batch * ((g->N + cols - 1) / cols);
     size_t global[3] = {(size_t)round_up(items, (int64_t)group), 1, 1};
     size_t local[3] = {group, 1, 1};
-    gemm_arg args[] = {{sizeof(cl_mem), &abuf},    {sizeof(cl_mem), &bbuf},  {sizeof(cl_mem), &cbuf},
-                       {sizeof(cl_mem), &dArg},    {sizeof(cl_mem), &biasArg}, {sizeof *p, p},
-                       {sizeof alpha, &alpha},     {sizeof beta, &beta}};
-    return gemm_launch(dev, stream, e, global, local, args, 8);
+    gemm_arg args[8 + GEMM_EXTRA_MAX] = {{sizeof(cl_mem), &abuf},    {sizeof(cl_mem), &bbuf},  {sizeof(cl_mem), &cbuf},
+                                         {sizeof(cl_mem), &dArg},    {sizeof(cl_mem), &biasArg}, {sizeof *p, p},
+                                         {sizeof alpha, &alpha},     {sizeof beta, &beta}};
+    for (int i = 0; i < nextra && i < GEMM_EXTRA_MAX; i++)
+        args[8 + i] = extra[i];
+    return gemm_launch(dev, stream, e, global, local, args, 8 + nextra);
+}
+
+/* tocl_gemm_normed's kernel: the one-row dot kernel (float32 only, so
+ * the normalised row it multiplies is the one the layer-norm kernel would
+ * have stored). */
+int tocl_gemm_norm_usable(int dev, const tocl_gemm_desc *g, const tocl_gemm_norm *n) {
+    return g && n && tocl_device_check(dev) == TOCL_OK && tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU &&
+           g->dtype == TOCL_F32 && g->batch == 1 && g->M == 1 && g->K >= GEMM_DOT_MIN_K &&
+           g->K <= GEMM_NORM_MAX_K && (uint64_t)g->K * sizeof(float) <= tocl_dev_props(dev)->local_mem_bytes &&
+           g->N >= GEMM_DOT_MIN_COLS &&
+           g->alpha != 0.0 && g->a.cs == 1 && g->b.rs == 1 && n->eps >= 0;
+}
+
+static tocl_status gemm_norm_launch(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_params *p,
+                                    const tocl_gemm_norm *n, cl_mem abuf, cl_mem bbuf, cl_mem cbuf, cl_mem dbuf,
+                                    cl_mem biasbuf) {
+    tocl_gemm_norm_params q;
+    memset(&q, 0, sizeof q);
+    q.eps = (float)n->eps;
+    cl_mem gbuf = cbuf, btbuf = cbuf; /* absent: bound to C, never read */
+    cl_long off;
+    tocl_gemm_operand o = {0, 0, 0, 1};
+    if (n->gamma) {
+        o.data = n->gamma;
+        TOCL_TRY(gemm_resolve(dev, g->dtype, &o, 1, 1, g->K, "gemm norm weight", &gbuf, &off));
+        q.g_off = off, q.has_g = 1;
+    }
+    if (n->beta) {
+        o.data = n->beta;
+        TOCL_TRY(gemm_resolve(dev, g->dtype, &o, 1, 1, g->K, "gemm norm bias", &btbuf, &off));
+        q.bt_off = off, q.has_bt = 1;
+    }
+    gemm_arg extra[] = {{sizeof(cl_mem), &gbuf}, {sizeof(cl_mem), &btbuf}, {sizeof q, &q},
+                        {(size_t)g->K * sizeof(float), NULL}}; /* the normalised row, in local memory */
+    return gemm_cols_launch(dev, stream, g, p, "tocl_gemm_dot1_norm", 8, GEMM_DOT_LOCAL, abuf, bbuf, cbuf, dbuf,
+                            biasbuf, extra, 4);
 }
 
 /* The rows kernel (kernels/gemm.cl): few rows on a CPU device, B's rows
@@ -188,7 +229,7 @@ static int gemm_rows_usable(int dev, const tocl_gemm_desc *g, int64_t K, const t
 
 static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_path path,
                             const tocl_gemm_config *cfg_in, const tocl_gemm_packed *pa,
-                            const tocl_gemm_packed *pb) {
+                            const tocl_gemm_packed *pb, const tocl_gemm_norm *norm) {
     TOCL_TRY(gemm_check(dev, g));
     if (g->M == 0 || g->N == 0 || g->batch == 0)
         return TOCL_OK;
@@ -236,6 +277,13 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
     }
     p.act = (int)g->act;
 
+    if (norm) {
+        if (!tocl_gemm_norm_usable(dev, g, norm) || pa || pb)
+            return tocl_fail(TOCL_E_UNSUPPORTED, "gemm: a normalised A needs one float32 row contiguous along k, "
+                             "B contiguous along k, K >= %d, N >= %d and a CPU device (see tocl_gemm_norm_usable)",
+                             GEMM_DOT_MIN_K, GEMM_DOT_MIN_COLS);
+        return gemm_norm_launch(dev, stream, g, &p, norm, abuf, bbuf, cbuf, dbuf, biasbuf);
+    }
     if (path == GEMM_PATH_AUTO)
         path = gemm_env_path();
     /* bfloat16 past 16 rows: the AMX tiles beat the dot kernel (64 x [1024,
@@ -243,12 +291,12 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
     if (path == GEMM_PATH_AUTO && gemm_dot_usable(dev, g, K, pa, pb) &&
         !(dt == TOCL_BF16 && g->M > GEMM_DOT_AMX_ROWS && tocl_gemm_amx_usable(dev, stream)))
         return g->M == 1 ? gemm_cols_launch(dev, stream, g, &p, "tocl_gemm_dot1", 8, GEMM_DOT_LOCAL, abuf, bbuf,
-                                            cbuf, dbuf, biasbuf)
+                                            cbuf, dbuf, biasbuf, NULL, 0)
                          : gemm_cols_launch(dev, stream, g, &p, "tocl_gemm_dot", 4, GEMM_DOT_LOCAL, abuf, bbuf,
-                                            cbuf, dbuf, biasbuf);
+                                            cbuf, dbuf, biasbuf, NULL, 0);
     if (path == GEMM_PATH_AUTO && gemm_rows_usable(dev, g, K, pa, pb)) /* M <= 16: never the tiles' case */
         return gemm_cols_launch(dev, stream, g, &p, "tocl_gemm_rows", 16, GEMM_ROWS_LOCAL, abuf, bbuf, cbuf, dbuf,
-                                biasbuf);
+                                biasbuf, NULL, 0);
     if (path == GEMM_PATH_AUTO) {
         /* CPU devices: thin products pack too. The direct kernel (one element
          * per work-item, B read down its columns) measured 2-30x slower at
@@ -399,7 +447,7 @@ static tocl_status gemm_run(int dev, int stream, const tocl_gemm_desc *g, gemm_p
 
 tocl_status tocl_gemm_run_with(int dev, int stream, const tocl_gemm_desc *g, gemm_path path,
                                const tocl_gemm_config *cfg_in) {
-    return gemm_run(dev, stream, g, path, cfg_in, NULL, NULL);
+    return gemm_run(dev, stream, g, path, cfg_in, NULL, NULL, NULL);
 }
 
 tocl_status tocl_gemm_run_packed_b(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_config *cfg,
@@ -407,12 +455,12 @@ tocl_status tocl_gemm_run_packed_b(int dev, int stream, const tocl_gemm_desc *g,
     tocl_gemm_packed b;
     if (pb)
         b.buf = pb->buf, b.off = pb->off, b.bs = pb->bs, b.ps = 0;
-    return gemm_run(dev, stream, g, GEMM_PATH_PACKED, cfg, NULL, pb ? &b : NULL);
+    return gemm_run(dev, stream, g, GEMM_PATH_PACKED, cfg, NULL, pb ? &b : NULL, NULL);
 }
 
 tocl_status tocl_gemm_run_packed(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_config *cfg,
                                  const tocl_gemm_packed *pa, const tocl_gemm_packed *pb) {
-    return gemm_run(dev, stream, g, GEMM_PATH_PACKED, cfg, pa, pb);
+    return gemm_run(dev, stream, g, GEMM_PATH_PACKED, cfg, pa, pb, NULL);
 }
 
 tocl_status tocl_gemm_pack_into(int dev, int stream, tocl_dtype dt, const tocl_gemm_config *cfg, int b_side,
@@ -449,4 +497,10 @@ tocl_status tocl_gemm_pack_into(int dev, int stream, tocl_dtype dt, const tocl_g
 
 tocl_status tocl_gemm(int dev, int stream, const tocl_gemm_desc *g) {
     return tocl_gemm_run_with(dev, stream, g, GEMM_PATH_AUTO, NULL);
+}
+
+tocl_status tocl_gemm_normed(int dev, int stream, const tocl_gemm_desc *g, const tocl_gemm_norm *n) {
+    if (!n)
+        return tocl_fail(TOCL_E_INVALID, "gemm: the normalisation is NULL");
+    return gemm_run(dev, stream, g, GEMM_PATH_AUTO, NULL, NULL, NULL, n);
 }

@@ -262,6 +262,57 @@ static void test_layouts_and_epilogue(void) {
     run_case(TOCL_F32, 2, 200, 130, 600, (layout){1, 1, 0, 0}, 0, 0, 0, 0, "packed");
 }
 
+/* tocl_gemm_normed: one float32 row normalised as it is read, against a
+ * host reference in double; products it does not take are refused with
+ * TOCL_E_UNSUPPORTED and leave C untouched. */
+static void test_normed(void) {
+    const int64_t K = 37, N = 19;
+    buf A, B, C, G, Bt, bias;
+    if (!buf_make(&A, TOCL_F32, K) || !buf_make(&B, TOCL_F32, N * K) || !buf_make(&C, TOCL_F32, N) ||
+        !buf_make(&G, TOCL_F32, K) || !buf_make(&Bt, TOCL_F32, K) || !buf_make(&bias, TOCL_F32, N)) {
+        CHECK(0);
+        return;
+    }
+    tocl_gemm_desc g = tocl_gemm_desc_init(TOCL_F32, 1, N, K);
+    g.a = (tocl_gemm_operand){buf_at(&A, 0), 0, K, 1};
+    g.b = (tocl_gemm_operand){buf_at(&B, 0), 0, 1, K}; /* W [N, K] read as W^T */
+    g.c = (tocl_gemm_operand){buf_at(&C, 0), 0, N, 1};
+    g.bias = (tocl_gemm_operand){buf_at(&bias, 0), 0, 0, 1};
+    g.bias_mode = TOCL_GEMM_BIAS_ROW;
+    g.act = TOCL_GEMM_ACT_RELU;
+    tocl_gemm_norm n = {buf_at(&G, 0), buf_at(&Bt, 0), 1e-5};
+    CHECK(tocl_gemm_norm_usable(0, &g, &n));
+    CHECK_OK(tocl_gemm_normed(0, 0, &g, &n));
+    float *out = malloc((size_t)(N + 2 * GUARD) * sizeof(float));
+    buf_download(&C, out);
+    double mean = 0, var = 0, x[64];
+    for (int64_t k = 0; k < K; k++)
+        mean += buf_get(&A, k) / K;
+    for (int64_t k = 0; k < K; k++)
+        var += (buf_get(&A, k) - mean) * (buf_get(&A, k) - mean) / K;
+    for (int64_t k = 0; k < K; k++)
+        x[k] = (buf_get(&A, k) - mean) / sqrt(var + 1e-5) * buf_get(&G, k) + buf_get(&Bt, k);
+    int bad = 0;
+    for (int64_t j = 0; j < N; j++) {
+        double want = buf_get(&bias, j);
+        for (int64_t k = 0; k < K; k++)
+            want += x[k] * buf_get(&B, j * K + k);
+        want = want > 0 ? want : 0;
+        bad += fabs(out[GUARD + j] - want) > 1e-4 * (1 + fabs(want));
+    }
+    bad += out[GUARD - 1] != 1234.0f || out[GUARD + N] != 1234.0f; /* nothing written around C */
+    CHECK(!bad);
+    /* two rows, or B walked across k: refused */
+    g.M = 2;
+    CHECK(!tocl_gemm_norm_usable(0, &g, &n));
+    CHECK_STATUS(tocl_gemm_normed(0, 0, &g, &n), TOCL_E_UNSUPPORTED);
+    g.M = 1, g.b = (tocl_gemm_operand){buf_at(&B, 0), 0, N, 1};
+    CHECK_STATUS(tocl_gemm_normed(0, 0, &g, &n), TOCL_E_UNSUPPORTED);
+    CHECK_STATUS(tocl_gemm_normed(0, 0, &g, NULL), TOCL_E_INVALID);
+    free(out);
+    buf_free(&A), buf_free(&B), buf_free(&C), buf_free(&G), buf_free(&Bt), buf_free(&bias);
+}
+
 static void test_errors(void) {
     tocl_gemm_desc g = tocl_gemm_desc_init(TOCL_I32, 2, 2, 2);
     CHECK_STATUS(tocl_gemm(0, 0, &g), TOCL_E_UNSUPPORTED);
@@ -394,6 +445,7 @@ int main(int argc, char **argv) {
     test_shapes();
     test_layouts_and_epilogue();
     test_errors();
+    test_normed();
     test_tuning();
     unsetenv("TORCH_OCL_GEMM_KERNEL");
     TOCL_TEST_END();

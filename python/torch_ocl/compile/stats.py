@@ -25,6 +25,7 @@ def reset_compile_stats() -> None:
             segment_runtime_fallbacks=0,  # segment calls whose inputs the kernel could not take
             gemm_epilogues=0,      # ReLUs of linear layers fused into the GEMM (epilogues.py)
             gemm_residuals=0,      # residual adds after linear layers fused into the GEMM (epilogues.py)
+            gemm_norms=0,          # layer norms feeding only a linear layer, made its prologue (prologues.py)
             position_slices=0,     # embeddings of an arange made slices of the weight (positions.py)
             lowering_errors=0,     # graphs left uncompiled after an internal error
             compile_seconds=0.0,
