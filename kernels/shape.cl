@@ -59,10 +59,12 @@ __kernel void tocl_shape_remap(__global T *dst, __global const T *src, tocl_rema
 /* Element (x, y) of source K (pointer SRC). K is a constant in each copy:
  * with the source picked per element by a run-time index PoCL's vectoriser
  * turned every source field into a gather (5x slower than a strided copy). */
-inline void tocl_cat_one(__global T *dst, __global const T *src, const tocl_cat_params *p, int K, long x, long y)
+inline void tocl_cat_one(__global T *dst0, __global T *dst1, __global const T *src, const tocl_cat_params *p, int K,
+                         long x, long y)
 {
-    long start = p->start[K], len = p->start[K + 1] - start;
-    long doff = p->dst_off, soff = p->src_off[K], r = y;
+    long start = p->start[K], len = p->len[K];
+    __global T *dst = K < p->split ? dst0 : dst1;
+    long doff = K < p->split ? p->dst_off : p->dst1_off, soff = p->src_off[K], r = y;
     int inside = 1;
 #pragma unroll
     for (int d = CAT_RANK - 1; d >= 0; d--) {
@@ -93,16 +95,16 @@ inline void tocl_cat_one(__global T *dst, __global const T *src, const tocl_cat_
  * one source and picks it from its group id: uniform, as PoCL's vectoriser
  * needs. Built per rank and axis (-DCAT_RANK, -DCAT_AXIS): the loops unroll. */
 __kernel void tocl_shape_cat(__global T *dst, __global const T *s0, __global const T *s1, __global const T *s2,
-                             __global const T *s3, tocl_cat_params p)
+                             __global const T *s3, __global T *dst1, tocl_cat_params p)
 {
     long x = get_global_id(0), gy = (long)get_group_id(1) * (long)get_local_size(1);
     int k = (gy >= p.rowbase[1]) + (gy >= p.rowbase[2]) + (gy >= p.rowbase[3]);
     long y = get_global_id(1) - (k == 0 ? 0 : k == 1 ? p.rowbase[1] : k == 2 ? p.rowbase[2] : p.rowbase[3]);
     switch (k) {
-    case 0: tocl_cat_one(dst, s0, &p, 0, x, y); break;
-    case 1: tocl_cat_one(dst, s1, &p, 1, x, y); break;
-    case 2: tocl_cat_one(dst, s2, &p, 2, x, y); break;
-    default: tocl_cat_one(dst, s3, &p, 3, x, y); break;
+    case 0: tocl_cat_one(dst, dst1, s0, &p, 0, x, y); break;
+    case 1: tocl_cat_one(dst, dst1, s1, &p, 1, x, y); break;
+    case 2: tocl_cat_one(dst, dst1, s2, &p, 2, x, y); break;
+    default: tocl_cat_one(dst, dst1, s3, &p, 3, x, y); break;
     }
 }
 #endif

@@ -117,6 +117,47 @@ at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
   return cat_out(tensors, dim, out);
 }
 
+// torch_ocl::cat_pair: (cat(a, dim), cat(b, dim)) in one launch when the
+// two results have one shape and dtype (compile/cat_pairs.py pairs a
+// decoding step's key and value cats: four launches fewer per step of a
+// 4-layer model). Anything else is the two cats it replaced.
+std::tuple<at::Tensor, at::Tensor> cat_pair(at::TensorList a, at::TensorList b, int64_t dim) {
+  TORCH_CHECK(!a.empty() && !b.empty(), "cat_pair: expected two non-empty lists of tensors");
+  const at::Tensor& ref = a[0];
+  bool fast = a.size() + b.size() <= TOCL_CAT_MAX_SOURCES && ref.dim() > 0 && ref.element_size() <= 8;
+  int64_t d = fast ? at::maybe_wrap_dim(dim, ref.dim()) : 0;
+  std::vector<int64_t> sizes[2];
+  const at::TensorList lists[2] = {a, b};
+  for (int g = 0; g < 2 && fast; g++) {
+    sizes[g] = lists[g][0].sizes().vec();
+    int64_t total = 0;
+    for (const at::Tensor& t : lists[g]) {
+      fast = fast && t.device() == ref.device() && t.scalar_type() == ref.scalar_type() && t.dim() == ref.dim();
+      for (int64_t i = 0; fast && i < t.dim(); i++)
+        fast = i == d || t.size(i) == sizes[g][i];
+      total += fast ? t.size(d) : 0;
+    }
+    if (fast)
+      sizes[g][d] = total;
+  }
+  fast = fast && sizes[0] == sizes[1] && c10::multiply_integers(sizes[0]) > 0;
+  if (!fast)
+    return {at::cat(a, dim), at::cat(b, dim)};
+  at::Tensor out0 = at::empty(sizes[0], ref.options()), out1 = at::empty(sizes[1], ref.options());
+  c10::DeviceGuard guard(ref.device());
+  std::vector<tocl_tensor> ts;
+  for (const at::TensorList& l : lists)
+    for (const at::Tensor& t : l)
+      ts.push_back(to_tocl_tensor(t));
+  std::vector<const tocl_tensor*> ps;
+  for (const tocl_tensor& t : ts)
+    ps.push_back(&t);
+  tocl_tensor d0 = to_tocl_tensor(out0), d1 = to_tocl_tensor(out1);
+  TOCL_CHECK(tocl_shape_cat_pair(dev_of(out0), stream_of(out0), &d0, &d1, static_cast<int>(a.size()),
+                                 static_cast<int>(ps.size()), ps.data(), static_cast<int>(d)));
+  return {out0, out1};
+}
+
 // ---- remaps ---------------------------------------------------------------
 
 void remap(const at::Tensor& dst, const at::Tensor& src, const std::vector<tocl_remap_mode>& modes,
@@ -303,6 +344,10 @@ at::Tensor channel_shuffle(const at::Tensor& self, int64_t groups) {
 }
 
 }  // namespace
+
+TORCH_LIBRARY_FRAGMENT(torch_ocl, m) { m.def("cat_pair(Tensor[] a, Tensor[] b, int dim=0) -> (Tensor, Tensor)"); }
+
+TORCH_LIBRARY_IMPL(torch_ocl, PrivateUse1, m) { m.impl("cat_pair", TORCH_FN(cat_pair)); }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   RoutedLibrary m(lib);

@@ -118,6 +118,12 @@ tocl_status tocl_shape_tri(int dev, int stream, const tocl_tensor *dst, const to
 #define TOCL_CAT_MAX_SOURCES 4
 tocl_status tocl_shape_cat(int dev, int stream, const tocl_tensor *dst, int nsrc, const tocl_tensor *const *src,
                            int axis);
+/* Two cats in one launch (a decoding step's keys and values): dst0 =
+ * cat(src[0..nsrc0)), dst1 = cat(src[nsrc0..nsrc)), along the same axis,
+ * nsrc <= TOCL_CAT_MAX_SOURCES, each destination at least one source, the
+ * two destinations of one dtype, sizes and strides. */
+tocl_status tocl_shape_cat_pair(int dev, int stream, const tocl_tensor *dst0, const tocl_tensor *dst1, int nsrc0,
+                                int nsrc, const tocl_tensor *const *src, int axis);
 /* Backward of reflection/replication padding: grad_in[s] = sum of
  * grad_out[c] over every c that reads s, in row-major order of c (so the
  * result is deterministic). Padded dims are the last npad (1..3); before[i]

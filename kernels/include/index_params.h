@@ -71,9 +71,12 @@ typedef struct tocl_cat_params {
     tocl_ip_i64 dst_strides[TOCL_IDX_MAX_DIMS];
     tocl_ip_i64 src_strides[TOCL_CAT_MAX][TOCL_IDX_MAX_DIMS];
     tocl_ip_i64 src_off[TOCL_CAT_MAX];
-    tocl_ip_i64 start[TOCL_CAT_MAX + 1];
+    tocl_ip_i64 start[TOCL_CAT_MAX];           /* where each source starts along the axis of its destination */
+    tocl_ip_i64 len[TOCL_CAT_MAX];             /* and its size there */
     tocl_ip_i64 rowbase[TOCL_CAT_MAX];         /* first NDRange row of each source's band */
     tocl_ip_i64 dst_off;
+    tocl_ip_i64 dst1_off;                      /* sources from `split` on go to the second destination */
+    tocl_ip_i64 split;                         /* (tocl_shape_cat_pair: a KV cache's keys and values) */
 } tocl_cat_params;
 
 #ifdef __OPENCL_VERSION__

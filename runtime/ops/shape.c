@@ -141,8 +141,10 @@ static int cat_nests(const tocl_cat_params *p, int r, const tocl_tensor *dst, co
     return 1;
 }
 
-tocl_status tocl_shape_cat(int dev, int stream, const tocl_tensor *dst, int nsrc, const tocl_tensor *const *src,
-                           int axis) {
+/* Sources [0, split) into dst, [split, nsrc) into dst1 (NULL: split =
+ * nsrc), both destinations of one layout, in one launch. */
+static tocl_status cat_run(int dev, int stream, const tocl_tensor *dst, const tocl_tensor *dst1, int split, int nsrc,
+                           const tocl_tensor *const *src, int axis) {
     TOCL_TRY(tocl_device_check(dev));
     if (!dst || !src || nsrc < 1 || nsrc > TOCL_CAT_MAX)
         return tocl_fail(TOCL_E_INVALID, "cat: %d sources (1..%d in one launch) or a NULL argument", nsrc,
@@ -153,6 +155,19 @@ tocl_status tocl_shape_cat(int dev, int stream, const tocl_tensor *dst, int nsrc
                          tocl_dtype_name(dst->dtype));
     if (axis < 0 || axis >= dst->ndim)
         return tocl_fail(TOCL_E_INVALID, "cat: dim %d is out of range for %d dims", axis, dst->ndim);
+    if (dst1) {
+        TOCL_TRY(tocl_ops_check_tensor(dst1, "cat second destination"));
+        TOCL_TRY(check_pair(dev, dst, dst1, "cat pair"));
+        int same = dst1->dtype == dst->dtype && dst1->ndim == dst->ndim;
+        for (int d = 0; same && d < dst->ndim; d++)
+            same = dst1->sizes[d] == dst->sizes[d] && dst1->strides[d] == dst->strides[d];
+        if (!same)
+            return tocl_fail(TOCL_E_INVALID, "cat pair: the two destinations differ in dtype, sizes or strides");
+        if (split < 1 || split >= nsrc)
+            return tocl_fail(TOCL_E_INVALID, "cat pair: %d of %d sources for the first destination (each needs one)",
+                             split, nsrc);
+    } else
+        split = nsrc;
     tocl_cat_params p;
     memset(&p, 0, sizeof p);
     int64_t total = 0;
@@ -167,13 +182,16 @@ tocl_status tocl_shape_cat(int dev, int stream, const tocl_tensor *dst, int nsrc
             if (d != axis && src[k]->sizes[d] != dst->sizes[d])
                 return tocl_fail(TOCL_E_INVALID, "cat: source %d has size %lld in dim %d, destination %lld", k,
                                  (long long)src[k]->sizes[d], d, (long long)dst->sizes[d]);
+        if (k == split)
+            total = 0;
         p.start[k] = total;
+        p.len[k] = src[k]->sizes[axis];
         total += src[k]->sizes[axis];
+        if ((k == split - 1 || k == nsrc - 1) && total != dst->sizes[axis])
+            return tocl_fail(TOCL_E_INVALID, "cat: the sources cover %lld of dim %d, the destination has %lld",
+                             (long long)total, axis, (long long)dst->sizes[axis]);
     }
-    p.start[nsrc] = total;
-    if (total != dst->sizes[axis])
-        return tocl_fail(TOCL_E_INVALID, "cat: the sources cover %lld of dim %d, the destination has %lld",
-                         (long long)total, axis, (long long)dst->sizes[axis]);
+    p.split = split;
     /* Dims in dst's order, size-1 ones dropped and nesting neighbours merged
      * (never across the axis), so a KV cache's [1, heads, L, dh] is 3 dims. */
     int r = 0, raxis = -1;
@@ -211,10 +229,15 @@ tocl_status tocl_shape_cat(int dev, int stream, const tocl_tensor *dst, int nsrc
         inner = in > inner ? in : inner;
         tallest = rows[k] > tallest ? rows[k] : tallest;
     }
-    cl_mem bd, bs[TOCL_CAT_MAX];
+    cl_mem bd, bd1, bs[TOCL_CAT_MAX];
     cl_long od;
     TOCL_TRY(idx_resolve(dev, dst, "cat destination", &bd, &od));
     p.dst_off = od;
+    bd1 = bd;
+    if (dst1) {
+        TOCL_TRY(idx_resolve(dev, dst1, "cat second destination", &bd1, &od));
+        p.dst1_off = od;
+    }
     for (int k = 0; k < TOCL_CAT_MAX; k++) {
         cl_long os = 0;
         bs[k] = bd; /* unused slots: any valid buffer */
@@ -249,7 +272,9 @@ tocl_status tocl_shape_cat(int dev, int stream, const tocl_tensor *dst, int nsrc
     for (int k = 0; k < TOCL_CAT_MAX && err == CL_SUCCESS; k++)
         err = clSetKernelArg(e->kernel, 1 + k, sizeof(cl_mem), &bs[k]);
     if (err == CL_SUCCESS)
-        err = clSetKernelArg(e->kernel, 1 + TOCL_CAT_MAX, sizeof p, &p);
+        err = clSetKernelArg(e->kernel, 1 + TOCL_CAT_MAX, sizeof(cl_mem), &bd1);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(e->kernel, 2 + TOCL_CAT_MAX, sizeof p, &p);
     if (err == CL_SUCCESS) {
         cl_event ev, *evp = tocl_trace_slot(&ev);
         err = clEnqueueNDRangeKernel(q, e->kernel, 2, NULL, global, local, 0, NULL, evp);
@@ -260,6 +285,18 @@ tocl_status tocl_shape_cat(int dev, int stream, const tocl_tensor *dst, int nsrc
         return tocl_fail(TOCL_E_OPENCL, "launching cat (%s, %d sources, %lld elements) on device %d: %s (%d)",
                          tocl_dtype_name(dst->dtype), nsrc, (long long)n, dev, tocl_cl_error_name(err), (int)err);
     return TOCL_OK;
+}
+
+tocl_status tocl_shape_cat(int dev, int stream, const tocl_tensor *dst, int nsrc, const tocl_tensor *const *src,
+                           int axis) {
+    return cat_run(dev, stream, dst, NULL, nsrc, nsrc, src, axis);
+}
+
+tocl_status tocl_shape_cat_pair(int dev, int stream, const tocl_tensor *dst0, const tocl_tensor *dst1, int nsrc0,
+                                int nsrc, const tocl_tensor *const *src, int axis) {
+    if (!dst1)
+        return tocl_fail(TOCL_E_INVALID, "cat pair: the second destination is NULL");
+    return cat_run(dev, stream, dst0, dst1, nsrc0, nsrc, src, axis);
 }
 
 tocl_status tocl_shape_tri(int dev, int stream, const tocl_tensor *dst, const tocl_tensor *src, int upper,

@@ -253,6 +253,43 @@ static void test_cat(void) {
     const tocl_tensor *mixed[3] = {&a.t, &f, &c.t};
     CHECK_STATUS(tocl_shape_cat(0, 0, &dst.t, 3, mixed, 1), TOCL_E_INVALID);
     CHECK_STATUS(tocl_shape_cat(0, 0, &dst.t, 3, NULL, 1), TOCL_E_INVALID);
+    /* A pair in one launch: dst = cat(b, a, c) (other starts than above)
+     * and dst2 = cat(e), e transposed, dst2 at its own offset. */
+    int64_t e7[2] = {3, 7}, e_st[2] = {1, 3};
+    dev_tensor dst2, e;
+    CHECK(dt_make(&dst2, 0, TOCL_I32, 2, ds, dst_st, 21, 5));
+    CHECK(dt_make(&e, 0, TOCL_I32, 2, e7, e_st, 21, 0));
+    for (size_t i = 0; i < e.bytes / 4; i++)
+        ((int32_t *)e.host)[i] = (int32_t)(1000 + (int)i);
+    dt_upload(&e, 0);
+    dt_upload(&dst2, 0);
+    const tocl_tensor *pair2[4] = {&b.t, &a.t, &c.t, &e.t};
+    CHECK_STATUS(tocl_shape_cat_pair(0, 0, &dst.t, &dst2.t, 2, 4, pair2, 1), TOCL_E_INVALID); /* b, a: 6 of 7 */
+    CHECK(strstr(tocl_last_error(), "cover"));
+    CHECK_OK(tocl_shape_cat_pair(0, 0, &dst.t, &dst2.t, 3, 4, pair2, 1));
+    dt_download(&dst, 0);
+    dt_download(&dst2, 0);
+    int32_t *o2 = (int32_t *)dst2.host + 5;
+    int bad = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 7; j++) {
+            int32_t want1 = j < 4 ? ((int32_t *)b.host)[2 + dt_index(&b.t, i * 4 + j)]
+                                  : j < 6 ? ((int32_t *)a.host)[dt_index(&a.t, i * 2 + j - 4)]
+                                          : ((int32_t *)c.host)[dt_index(&c.t, i)];
+            int32_t want2 = ((int32_t *)e.host)[dt_index(&e.t, i * 7 + j)];
+            bad += o[i * 7 + j] != want1 || o2[i * 7 + j] != want2;
+        }
+    CHECK(!bad);
+    CHECK(((int32_t *)dst2.host)[0] == 0);
+    CHECK_STATUS(tocl_shape_cat_pair(0, 0, &dst.t, &dst2.t, 0, 4, pair2, 1), TOCL_E_INVALID);
+    CHECK_STATUS(tocl_shape_cat_pair(0, 0, &dst.t, &dst2.t, 4, 4, pair2, 1), TOCL_E_INVALID);
+    CHECK_STATUS(tocl_shape_cat_pair(0, 0, &dst.t, NULL, 3, 4, pair2, 1), TOCL_E_INVALID);
+    tocl_tensor other = dst2.t;
+    other.strides[0] = 8; /* another layout than dst's */
+    CHECK_STATUS(tocl_shape_cat_pair(0, 0, &dst.t, &other, 3, 4, pair2, 1), TOCL_E_INVALID);
+    CHECK(strstr(tocl_last_error(), "differ"));
+    dt_free(&e);
+    dt_free(&dst2);
     for (int k = 0; k < 3; k++)
         dt_free(srcs[k]);
     dt_free(&dst);
