@@ -19,6 +19,7 @@
 #include "tocl/graph.h"
 #include "tocl/program.h"
 #include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/utils/pybind.h>
 
 #if __has_include(<ATen/core/GraphImplInterface.h>)  // torch 2.14: torch.accelerator.Graph
 #include <ATen/core/GraphImplInterface.h>
@@ -70,6 +71,100 @@ struct OclCapture {
   tocl_graph* g_ = nullptr;
   int dev_ = 0;
   at::Tensor rng_;
+};
+
+// torch.compile(mode="reduce-overhead")'s work per call (compile/replay.py),
+// one C++ call each: a call's signature, and a recording's replay (are its
+// last outputs still referenced, copy the inputs it does not read in place,
+// replay, hand out fresh tensors on its outputs). In Python these took about
+// 90 us of a decoding step's host time on PoCL's two shared cores.
+struct ReplaySignature {
+  std::vector<int64_t> ints, statics, copied;  // argument positions
+
+  static PyObject* item(PyObject* args, int64_t i) {
+    if (i >= PyList_GET_SIZE(args))
+      throw py::index_error("replay signature: argument " + std::to_string(i) + " is missing");
+    return PyList_GET_ITEM(args, i);
+  }
+  static const at::Tensor& tensor(PyObject* args, int64_t i) {
+    PyObject* o = item(args, i);
+    if (!THPVariable_Check(o))
+      throw py::type_error("replay signature: argument " + std::to_string(i) + " is not a tensor");
+    return THPVariable_Unpack(o);
+  }
+  static py::int_ address(const void* p) { return py::int_(reinterpret_cast<uintptr_t>(p)); }
+
+  // (integer arguments, static inputs' addresses, copied inputs' addresses
+  // where `owned` holds their storage else None), as replay.py's _key.
+  py::tuple operator()(const py::list& args, const py::object& owned) const {
+    PyObject* a = args.ptr();
+    py::tuple ti(ints.size()), ts(statics.size()), tc(copied.size());
+    try {
+      for (size_t k = 0; k < ints.size(); k++)
+        ti[k] = py::reinterpret_borrow<py::object>(item(a, ints[k]));
+      for (size_t k = 0; k < statics.size(); k++)
+        ts[k] = address(tensor(a, statics[k]).data_ptr());
+      for (size_t k = 0; k < copied.size(); k++) {
+        const at::Tensor& t = tensor(a, copied[k]);
+        tc[k] = owned.contains(address(t.storage().data())) ? py::object(address(t.data_ptr())) : py::object(py::none());
+      }
+    } catch (const c10::Error& e) {  // a tensor without storage: not a signature
+      throw py::type_error(e.what_without_backtrace());
+    }
+    return py::make_tuple(ti, ts, tc);
+  }
+};
+
+struct ReplayRecording {
+  py::object graph;                                          // the _Graph holding the capture
+  std::vector<std::pair<int64_t, at::Tensor>> placeholders;  // (argument position, copy target)
+  py::list outputs;
+  std::vector<c10::Storage> storages;  // the ones the recording owns and a replay overwrites
+  std::vector<size_t> baseline;        // their use counts while only the recording holds them
+
+  ReplayRecording(py::object g, const std::vector<std::pair<int64_t, at::Tensor>>& ph, py::list outs,
+                  const std::vector<at::Tensor>& owned)
+      : graph(std::move(g)), placeholders(ph), outputs(std::move(outs)) {
+    for (const at::Tensor& t : owned)
+      storages.push_back(t.storage());
+    for (const c10::Storage& st : storages)
+      baseline.push_back(st.use_count());
+  }
+
+  // New tensors on the outputs, never the recording's own objects: a
+  // caller's reference then shows in the storages' use counts.
+  py::list hand_out() const {
+    py::list out(outputs.size());
+    for (size_t i = 0; i < outputs.size(); i++) {
+      PyObject* o = PyList_GET_ITEM(outputs.ptr(), i);
+      out[i] = THPVariable_Check(o) ? py::reinterpret_steal<py::object>(THPVariable_Wrap(THPVariable_Unpack(o).detach()))
+                                    : py::reinterpret_borrow<py::object>(o);
+    }
+    return out;
+  }
+
+  bool outputs_live() const {
+    for (size_t i = 0; i < storages.size(); i++)
+      if (storages[i].use_count() > baseline[i])
+        return true;
+    return false;
+  }
+
+  // The outputs of a replay, or why it ran none: "live" (the last outputs
+  // are still referenced) or "shape" (an input's shape changed).
+  py::object run(const py::list& args) {
+    if (outputs_live())
+      return py::str("live");
+    PyObject* a = args.ptr();
+    for (const auto& [i, p] : placeholders)
+      if (!ReplaySignature::tensor(a, i).sizes().equals(p.sizes()))
+        return py::str("shape");  // copy_ would broadcast: never replay on a changed shape
+    for (auto& [i, p] : placeholders)
+      p.copy_(ReplaySignature::tensor(a, i));
+    PyList_SetSlice(a, 0, PyList_GET_SIZE(a), nullptr);  // boxed convention: the inputs may go now
+    graph.cast<OclCapture&>().replay();
+    return hand_out();
+  }
 };
 
 #ifdef TOCL_HAVE_ACCELERATOR_GRAPH
@@ -406,6 +501,17 @@ PYBIND11_MODULE(_C, m) {
       .def("reset", &OclCapture::reset);
 
   m.def("_graph_capturing", [] { return tocl_graph_capturing() != 0; });
+  py::class_<ReplaySignature>(m, "_ReplaySignature")
+      .def(py::init([](std::vector<int64_t> i, std::vector<int64_t> s, std::vector<int64_t> c) {
+        return ReplaySignature{std::move(i), std::move(s), std::move(c)};
+      }))
+      .def("__call__", &ReplaySignature::operator());
+  py::class_<ReplayRecording>(m, "_ReplayRecording")
+      .def(py::init<py::object, const std::vector<std::pair<int64_t, at::Tensor>>&, py::list,
+                    const std::vector<at::Tensor>&>())
+      .def("run", &ReplayRecording::run)
+      .def("hand_out", &ReplayRecording::hand_out)
+      .def("outputs_live", &ReplayRecording::outputs_live);
   // Registered once the backend is named "ocl" (the registry's key is the
   // device type's name): torch.accelerator.Graph then captures on ocl.
   m.def("_register_accelerator_graph", [] {

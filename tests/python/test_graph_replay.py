@@ -452,3 +452,42 @@ def test_a_loss_inside_the_compiled_graph_replays():
             torch.testing.assert_close(step(x, y).cpu(), loss_of(x, y).cpu())
     st = torch_ocl.compile_stats()
     assert st["captures"] == 1 and st["captures_refused"] == 0 and st["replays"] == 2
+
+
+def test_replay_bindings_signature_and_refusals():
+    """compile/replay.py's per-call work in C++ (torch_ocl._C._ReplaySignature,
+    _ReplayRecording): the signature of a call, and a recording that refuses
+    to replay while its last outputs are held or when an input's shape
+    changed, with clear errors for arguments that cannot be part of one."""
+    from torch_ocl import _C
+
+    x, w = torch.randn(4, 3, device=OCL), torch.randn(4, 4, device=OCL)
+    owned = {}
+    sig = _C._ReplaySignature([1], [2], [0])
+    key = sig([x, 7, w], owned)
+    assert key == ((7,), (w.data_ptr(),), (None,))
+    owned[x.untyped_storage().data_ptr()] = object()
+    assert sig([x[1:], 7, w], owned) == ((7,), (w.data_ptr(),), (x[1:].data_ptr(),))
+    with pytest.raises(IndexError):
+        sig([x, 7], owned)
+    with pytest.raises(TypeError, match="not a tensor"):
+        sig([x, 7, 3.0], owned)
+
+    place = torch.zeros(4, 3, device=OCL)
+    g = _C._Graph()
+    g.capture_begin(0)
+    out = _work(place, w)
+    assert g.capture_end() is None
+    rec = _C._ReplayRecording(g, [(0, place)], [out, 5], [out])
+    args = [x]
+    first = rec.run(args)
+    assert args == [] and first[1] == 5
+    torch.testing.assert_close(first[0].cpu(), _work(x, w).cpu())
+    assert first[0] is not out and first[0].data_ptr() == out.data_ptr()
+    assert rec.run([x]) == "live"  # `first` still holds the outputs
+    del first
+    assert rec.run([torch.randn(3, 4, device=OCL)]) == "shape"
+    with pytest.raises(TypeError, match="not a tensor"):
+        rec.run([1.0])
+    again = rec.run([x * 2])
+    torch.testing.assert_close(again[0].cpu(), _work(x * 2, w).cpu())

@@ -108,37 +108,29 @@ def _static_inputs() -> set:
 _owned = weakref.WeakValueDictionary()
 
 
-def _use_count(s) -> int:
-    return torch._C._storage_Use_Count(s._cdata)
-
-
 class _Recording:
+    """A capture and what its replays need, held in C++
+    (torch_ocl._C._ReplayRecording): the placeholders the inputs are copied
+    into, the outputs, and the storages the recording owns with their use
+    counts while only it refers to them (a higher count: the caller still
+    holds the last replay's outputs or views of them). hand_out gives new
+    tensors on the outputs, never the recording's own objects, so a
+    caller's reference shows in those counts, and autograd may move a
+    gradient it alone holds into .grad instead of copying it."""
+
     def __init__(self, graph, placeholders, outputs, input_storages):
-        self.graph = graph
-        self.placeholders = placeholders  # [(position, tensor)]
-        self.outputs = outputs
-        # The storages the recording owns and a replay overwrites, with their
-        # use counts while only the recording refers to them.
+        from .. import _C
+
         owned = {}
         for t in list(outputs) + [p for _, p in placeholders]:
             if isinstance(t, torch.Tensor) and t.device.type == "ocl":
-                s = t.untyped_storage()
-                if s.data_ptr() not in input_storages:
-                    owned.setdefault(s.data_ptr(), s)
-        self.storages = list(owned.values())
-        self.baseline = [_use_count(s) for s in self.storages]
+                ptr = t.untyped_storage().data_ptr()
+                if ptr not in input_storages:
+                    owned.setdefault(ptr, t)
+        self.graph = graph
+        self.fast = _C._ReplayRecording(graph, placeholders, list(outputs), list(owned.values()))
         for ptr in owned:
             _owned[ptr] = self
-
-    def hand_out(self):
-        # New tensors on the recording's storages, never its own objects: a
-        # caller's reference then shows in the storages' use counts
-        # (outputs_live), and autograd may move a gradient it alone holds
-        # into .grad instead of copying it.
-        return [o.detach() if isinstance(o, torch.Tensor) else o for o in self.outputs]
-
-    def outputs_live(self) -> bool:
-        return any(_use_count(s) > b for s, b in zip(self.storages, self.baseline))
 
 
 class Replayer:
@@ -158,8 +150,7 @@ class Replayer:
         self.seen = set()
         self.refused = set()
         self.cap = _max_recordings()
-        self.positions = None       # of the integer (symbol) arguments, found at the first call
-        self.static_positions = []
+        self.signature = None       # torch_ocl._C._ReplaySignature, made at the first call
         self.copied_positions = []
 
     def _key(self, args):
@@ -169,14 +160,15 @@ class Replayer:
         # identify a recording (Inductor's cudagraphify keys on the same).
         # Other tensor inputs that a replay made are read in place too, so
         # their addresses join the signature (None: copied).
-        if self.positions is None:
-            self.positions = [i for i, a in enumerate(args) if not isinstance(a, torch.Tensor)]
-            self.static_positions = sorted(i for i in self.static if i < len(args))
+        if self.signature is None:
+            from .. import _C
+
+            positions = [i for i, a in enumerate(args) if not isinstance(a, torch.Tensor)]
+            static_positions = sorted(i for i in self.static if i < len(args))
             self.copied_positions = [i for i, a in enumerate(args)
                                      if isinstance(a, torch.Tensor) and i not in self.static]
-        return (tuple(args[i] for i in self.positions), tuple(args[i].data_ptr() for i in self.static_positions),
-                tuple(args[i].data_ptr() if args[i].untyped_storage().data_ptr() in _owned else None
-                      for i in self.copied_positions))
+            self.signature = _C._ReplaySignature(positions, static_positions, self.copied_positions)
+        return self.signature(args, _owned)
 
     def __call__(self, args):
         from .. import _C
@@ -196,18 +188,13 @@ class Replayer:
                 self.seen.add(key[:2])
                 return self.run(args)
             return self._capture(key, args)
-        if rec.outputs_live():
-            stats.add(replay_live_outputs=1)
+        out = rec.fast.run(args)  # copies the inputs, replays, clears args
+        if isinstance(out, str):  # "live": the last outputs are still referenced; "shape": an input changed
+            if out == "live":
+                stats.add(replay_live_outputs=1)
             return self.run(args)
-        for i, p in rec.placeholders:
-            if args[i].shape != p.shape:  # copy_ would broadcast: never replay on a changed shape
-                return self.run(args)
-        for i, p in rec.placeholders:
-            p.copy_(args[i])
-        args.clear()
-        rec.graph.replay()
         stats.add(replays=1)
-        return rec.hand_out()
+        return out
 
     def _capture(self, key, args):
         from .. import _C, fusion
@@ -247,4 +234,4 @@ class Replayer:
         rec = _Recording(graph, placeholders, list(outs), input_storages)
         self.recordings[key] = rec
         stats.add(captures=1)
-        return rec.hand_out()
+        return rec.fast.hand_out()
