@@ -124,7 +124,10 @@ at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
 std::tuple<at::Tensor, at::Tensor> cat_pair(at::TensorList a, at::TensorList b, int64_t dim) {
   TORCH_CHECK(!a.empty() && !b.empty(), "cat_pair: expected two non-empty lists of tensors");
   const at::Tensor& ref = a[0];
-  bool fast = a.size() + b.size() <= TOCL_CAT_MAX_SOURCES && ref.dim() > 0 && ref.element_size() <= 8;
+  // dim in range for the first source, else at::cat says what is wrong (a
+  // legacy 1-D empty source, which cat skips, ends here too)
+  bool fast = a.size() + b.size() <= TOCL_CAT_MAX_SOURCES && ref.dim() > 0 && ref.element_size() <= 8 &&
+              dim >= -ref.dim() && dim < ref.dim();
   int64_t d = fast ? at::maybe_wrap_dim(dim, ref.dim()) : 0;
   std::vector<int64_t> sizes[2];
   const at::TensorList lists[2] = {a, b};

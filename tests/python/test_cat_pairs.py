@@ -58,6 +58,16 @@ def test_groups_of_one_to_three_offsets_and_negative_dim(widths, split):
     assert ocl_kernels_run(lambda: cat_pair(o[:split], o[split:], -1)).count("tocl_shape_cat") == 1
 
 
+def test_legacy_empty_sources_are_skipped_as_cat_skips_them():
+    """A fresh KV cache in transformers starts as torch.tensor([]): cat
+    skips 1-D empty sources whatever dim it is given."""
+    e, k, v = torch.tensor([]), rand((2, 4, 1, 8), 1), rand((2, 4, 1, 8), 2)
+    a, b = cat_pair([e.to(OCL), k.to(OCL)], [e.to(OCL), v.to(OCL)], -2)
+    assert torch.equal(a.cpu(), torch.cat([e, k], -2)) and torch.equal(b.cpu(), torch.cat([e, v], -2))
+    a, b = cat_pair([k.to(OCL), e.to(OCL)], [v.to(OCL), e.to(OCL)], 2)
+    assert torch.equal(a.cpu(), k) and torch.equal(b.cpu(), v)
+
+
 def test_equal_shapes_with_an_empty_part():
     x, y, z = rand((2, 0, 4), 1), rand((2, 3, 4), 2), rand((2, 3, 4), 3)
     a, b = cat_pair([x.to(OCL), y.to(OCL)], [z.to(OCL)], 1)
@@ -129,3 +139,20 @@ def test_compiled_decoding_pairs_each_layers_cats(mode, monkeypatch):
     with torch.no_grad():
         torch.compile(_step, backend="ocl", dynamic=True)(cache0, w, x)
     assert torch_ocl.compile_stats()["cat_pairs"] == 0
+
+
+@pytest.mark.usefixtures("fresh_dynamo")
+def test_compiled_cats_onto_a_fresh_cache_match_eager():
+    """transformers' DynamicCache: the first step cats onto torch.tensor([])
+    (the models sweep caught every decoder failing here once)."""
+    def f(ck, cv, k, v):
+        return torch.cat([ck, k], dim=-2), torch.cat([cv, v], dim=-2)
+
+    e = torch.tensor([], device=OCL)
+    k, v = torch.randn(2, 4, 3, 8, device=OCL), torch.randn(2, 4, 3, 8, device=OCL)
+    cf = torch.compile(f, backend="ocl")
+    for got, want in zip(cf(e, e, k, v), f(e, e, k, v)):
+        assert torch.equal(got.cpu(), want.cpu())
+    ck, cv = f(e, e, k, v)
+    for got, want in zip(cf(ck, cv, k, v), f(ck, cv, k, v)):
+        assert torch.equal(got.cpu(), want.cpu())

@@ -33,6 +33,10 @@ def _signature(cat):
         return None  # complex cats go through the CPU-routed path of aten.cat
     if not all(isinstance(s, fx.Node) for s in srcs) or len(srcs) >= _MAX_SOURCES:
         return None
+    for s in srcs:  # each source of the result's rank (a legacy 1-D empty one, which cat skips, is not)
+        sv = s.meta.get("val")
+        if not isinstance(sv, torch.Tensor) or sv.dim() != val.dim():
+            return None
     dim = cat.args[1] if len(cat.args) > 1 else cat.kwargs.get("dim", 0)
     return dim % val.dim(), val.dtype, tuple(str(s) for s in val.shape)
 
