@@ -339,3 +339,72 @@ __kernel void att_cpu_bwd_kv(__global const X_T *Q, __global const X_T *K, __glo
     att_store_t(DK + p.dk_off + b * p.dks[0] + hk * p.dks[1], dkt, j0, S, p.dks[2], p.dks[3], D, p.scalef);
     att_store_t(DV + p.dv_off + b * p.dvs[0] + hk * p.dvs[1], dvt, j0, S, p.dvs[2], p.dvs[3], Dv, 1.0f);
 }
+
+/* ------------------------------------------------------------- one row */
+
+/* A few query rows (decoding: one new token against its cache), one row
+ * per work-item: the tiled kernel above puts 32 queries in its lanes, so a
+ * single row used one lane in 32 (16 us for 4 heads x 41 keys x 64). Here
+ * the head dimension is in the lanes, 8 at a time, and keys are taken one
+ * by one with the same online softmax. The host sends rows whose q, k and v
+ * are contiguous along the head dimension, with D and Dv multiples of 8 and
+ * at most ATT_ROW_MAXV vectors (attention.c, att_row_usable). */
+#define ATT_ROW_MAXV 32 /* 256 / 8 */
+
+inline float8 att_row_ld8(__global const X_T *p)
+{
+    return (float8)(LDX(p, 0), LDX(p, 1), LDX(p, 2), LDX(p, 3), LDX(p, 4), LDX(p, 5), LDX(p, 6), LDX(p, 7));
+}
+
+inline float att_row_exp_from(float s, float base)
+{
+    return exp(s - (base == -INFINITY ? 0.0f : base));
+}
+
+__kernel void att_cpu_row(__global const X_T *Q, __global const X_T *K, __global const X_T *V,
+                          __global const X_T *M, __global X_T *O, __global float *lse, tocl_att_params p)
+{
+    const long i = get_global_id(0), h = get_global_id(1), b = get_global_id(2);
+    if (i >= p.L)
+        return;
+    const long hk = h / (p.Hq / p.Hk), nd = p.D / 8, nv = p.Dv / 8;
+    __global const X_T *q = Q + p.q_off + b * p.qs[0] + h * p.qs[1] + i * p.qs[2];
+    __global const X_T *k = K + p.k_off + b * p.ks[0] + hk * p.ks[1];
+    __global const X_T *v = V + p.v_off + b * p.vs[0] + hk * p.vs[1];
+    __global const X_T *mk = M + p.m_off + b * p.ms[0] + h * p.ms[1] + i * p.ms[2];
+    float8 qv[ATT_ROW_MAXV], acc[ATT_ROW_MAXV];
+    for (long c = 0; c < nd; c++)
+        qv[c] = att_row_ld8(q + c * 8) * p.scalef;
+    for (long c = 0; c < nv; c++)
+        acc[c] = (float8)0.0f;
+    float m = -INFINITY, l = 0.0f;
+    const long kend = p.causal ? min(p.S, i + 1) : p.S; /* top-left aligned, as the tiled kernel */
+    for (long j = 0; j < kend; j++) {
+        __global const X_T *kr = k + j * p.ks[2], *vr = v + j * p.vs[2];
+        float8 d8 = (float8)0.0f;
+        for (long c = 0; c < nd; c++)
+            d8 = fma(qv[c], att_row_ld8(kr + c * 8), d8);
+        float4 d4 = d8.lo + d8.hi;
+        float2 d2 = d4.lo + d4.hi;
+        float s = d2.x + d2.y;
+        if (p.has_mask)
+            s += LDX(mk, j * p.ms[3]);
+        if (s == -INFINITY) /* masked out: no weight, and no NaN from -inf - -inf */
+            continue;
+        float mn = fmax(m, s), alpha = att_row_exp_from(m, mn), w = att_row_exp_from(s, mn);
+        l = l * alpha + w;
+        m = mn;
+        for (long c = 0; c < nv; c++)
+            acc[c] = fma((float8)w, att_row_ld8(vr + c * 8), acc[c] * alpha);
+    }
+    /* A row that saw no key: output 0 and lse -inf, as the other routes. */
+    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    __global X_T *orow = O + p.o_off + b * p.os[0] + h * p.os[1] + i * p.os[2];
+    for (long c = 0; c < nv; c++) {
+        float lanes[8];
+        vstore8(acc[c] * inv, 0, lanes);
+        for (int e = 0; e < 8; e++)
+            STX(orow, (c * 8 + e) * p.os[3], lanes[e]);
+    }
+    lse[p.lse_off + (b * p.Hq + h) * p.L + i] = l > 0.0f ? m + log(l) : -INFINITY;
+}

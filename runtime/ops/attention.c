@@ -122,6 +122,19 @@ static int att_use_fused_cpu(int dev, tocl_dtype dt) {
     return tocl_dev_props(dev)->kind == TOCL_DEVICE_CPU;
 }
 
+/* The one-row kernel (att_cpu_row): at most ATT_ROW_MAX_L query rows (a
+ * decoding step), q, k and v contiguous along the head dimension, D and Dv
+ * multiples of 8 up to 256. One row alone used one lane in 32 of the tiled
+ * kernel: 4 heads x 41 keys x 64 took 16 us. TORCH_OCL_ATTENTION_ROWS=0
+ * turns it off. */
+#define ATT_ROW_MAX_L 4
+static int att_row_usable(int dev, const att_ctx *c) {
+    const tocl_att_params *p = &c->p;
+    return att_use_fused_cpu(dev, c->dt) && p->L <= ATT_ROW_MAX_L && p->D % 8 == 0 && p->Dv % 8 == 0 &&
+           p->D <= 256 && p->Dv <= 256 && p->D > 0 && p->Dv > 0 && p->qs[3] == 1 && p->ks[3] == 1 &&
+           p->vs[3] == 1 && !tocl_env_off("TORCH_OCL_ATTENTION_ROWS");
+}
+
 /* Kernel `name` of kernels/attention_cpu.cl for storage dtype dt. */
 static tocl_status att_cpu_kernel(int dev, tocl_dtype dt, const char *name, tocl_ops_kernel **k) {
     char opts[1024];
@@ -182,6 +195,15 @@ tocl_status tocl_attn_forward(int dev, int stream, const tocl_attn_desc *d, cons
         return TOCL_OK;
     if (p->S == 0)
         return tocl_fail(TOCL_E_INVALID, "attention: key sequence is empty");
+    if (att_row_usable(dev, &c)) {
+        tocl_ops_kernel *kern;
+        TOCL_TRY(att_cpu_kernel(dev, c.dt, "att_cpu_row", &kern));
+        size_t global[3] = {(size_t)p->L, (size_t)p->Hq, (size_t)p->B}, local[3] = {1, 1, 1};
+        tocl_ops_arg a[] = {{sizeof(cl_mem), &c.q}, {sizeof(cl_mem), &c.k}, {sizeof(cl_mem), &c.v},
+                            {sizeof(cl_mem), &c.m}, {sizeof bo, &bo},       {sizeof bl, &bl},
+                            {sizeof *p, p}};
+        return tocl_ops_launch(dev, stream, kern, 3, global, local, a, 7);
+    }
     if (att_use_fused_cpu(dev, c.dt)) {
         tocl_ops_kernel *kern;
         TOCL_TRY(att_cpu_kernel(dev, c.dt, "att_cpu_fwd", &kern));

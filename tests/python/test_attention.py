@@ -320,3 +320,48 @@ def test_gemm_nan_propagates(no_fallback, monkeypatch):
     out = F.scaled_dot_product_attention(q.to("ocl"), k.to("ocl"), k.to("ocl")).cpu()
     assert out[0, 1, 3].isnan().all() and not out[0, 0].isnan().any()
     torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=dtype_id)
+@pytest.mark.parametrize("L,S,Hq,Hk,D,Dv,kind", [
+    (1, 41, 4, 4, 64, 64, None), (1, 17, 8, 2, 32, 16, "float"), (2, 33, 4, 4, 64, 64, "bool"),
+    (4, 9, 2, 1, 8, 24, "causal"), (1, 1, 1, 1, 256, 256, None), (3, 70, 6, 3, 128, 64, "causal")])
+def test_decoding_rows_take_the_one_row_kernel(no_fallback, monkeypatch, dtype, L, S, Hq, Hk, D, Dv, kind):
+    """A few query rows (a decoding step) on a CPU device: att_cpu_row, the
+    head dimension in the lanes, against float64 with GQA, masks, causality
+    and the backward that reads its logsumexp."""
+    if torch_ocl._C._device_props(0)["type"] != "cpu":
+        pytest.skip("the one-row kernel is for CPU devices")
+    monkeypatch.delenv("TORCH_OCL_ATTENTION", raising=False)
+    B = 2
+    q, k, v = rand((B, Hq, L, D), torch.float64, 1), rand((B, Hk, S, D), torch.float64, 2), \
+        rand((B, Hk, S, Dv), torch.float64, 3)
+    kw = {"enable_gqa": Hq != Hk, "is_causal": kind == "causal"}
+    if kind == "float":
+        kw["attn_mask"] = rand((B, Hq, L, S), torch.float64, 4).to(dtype)
+    if kind == "bool":
+        kw["attn_mask"] = bool_mask((B, 1, L, S), 5)
+    dev = [t.to(dtype).to("ocl") for t in (q, k, v)]
+    dkw = dict(kw, attn_mask=kw["attn_mask"].to("ocl")) if "attn_mask" in kw else kw
+    names = ocl_kernels_run(lambda: F.scaled_dot_product_attention(*dev, **dkw))
+    assert [n for n in names if n.startswith("att_")] == ["att_cpu_row"], names
+    check(q, k, v, dtype, **kw)
+
+
+@pytest.mark.parametrize("case", ["five rows", "head dim 12", "strided head dim", "turned off"])
+def test_other_rows_take_the_tiled_kernel(no_fallback, monkeypatch, case):
+    if torch_ocl._C._device_props(0)["type"] != "cpu":
+        pytest.skip("the one-row kernel is for CPU devices")
+    monkeypatch.delenv("TORCH_OCL_ATTENTION", raising=False)
+    L, D = (5, 16) if case == "five rows" else (1, 12) if case == "head dim 12" else (1, 16)
+    q, k, v = rand((1, 2, L, D), torch.float64, 1), rand((1, 2, 9, D), torch.float64, 2), \
+        rand((1, 2, 9, D), torch.float64, 3)
+    dev = [t.float().to("ocl") for t in (q, k, v)]
+    if case == "strided head dim":
+        dev[0] = torch.stack([dev[0], dev[0]], -1)[..., 0]
+    if case == "turned off":
+        monkeypatch.setenv("TORCH_OCL_ATTENTION_ROWS", "0")
+    out = []
+    names = ocl_kernels_run(lambda: out.append(F.scaled_dot_product_attention(*dev)))
+    assert [n for n in names if n.startswith("att_")] == ["att_cpu_fwd"], names
+    close(out[0], F.scaled_dot_product_attention(q, k, v), torch.float32, "output")
