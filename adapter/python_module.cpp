@@ -510,8 +510,7 @@ PYBIND11_MODULE(_C, m) {
       .def(py::init<py::object, const std::vector<std::pair<int64_t, at::Tensor>>&, py::list,
                     const std::vector<at::Tensor>&>())
       .def("run", &ReplayRecording::run)
-      .def("hand_out", &ReplayRecording::hand_out)
-      .def("outputs_live", &ReplayRecording::outputs_live);
+      .def("hand_out", &ReplayRecording::hand_out);
   // Registered once the backend is named "ocl" (the registry's key is the
   // device type's name): torch.accelerator.Graph then captures on ocl.
   m.def("_register_accelerator_graph", [] {

@@ -61,10 +61,11 @@ typedef struct tocl_remap_params {
 } tocl_remap_params;
 
 /* cat (shape.cl: tocl_shape_cat): up to TOCL_CAT_MAX sources of dst's dtype
- * into one destination in one launch. Source k covers [start[k],
- * start[k + 1]) of dst's dim CAT_AXIS (the rank and axis are build
- * options); its rows (of the last dim) are NDRange rows rowbase[k]..; the
- * other dims are dst's. */
+ * in one launch, into dst, or sources from `split` on into a second
+ * destination of dst's layout (tocl_shape_cat_pair). Source k covers
+ * [start[k], start[k] + len[k]) of its destination's dim CAT_AXIS (the rank
+ * and axis are build options); its rows (of the last dim) are NDRange rows
+ * rowbase[k]..; the other dims are dst's. */
 #define TOCL_CAT_MAX 4
 typedef struct tocl_cat_params {
     tocl_ip_i64 sizes[TOCL_IDX_MAX_DIMS];      /* dst */

@@ -200,17 +200,21 @@ static tocl_status gemm_norm_launch(int dev, int stream, const tocl_gemm_desc *g
     memset(&q, 0, sizeof q);
     q.eps = (float)n->eps;
     cl_mem gbuf = cbuf, btbuf = cbuf; /* absent: bound to C, never read */
-    cl_long off;
-    tocl_gemm_operand o = {0, 0, 0, 1};
-    if (n->gamma) {
-        o.data = n->gamma;
-        TOCL_TRY(gemm_resolve(dev, g->dtype, &o, 1, 1, g->K, "gemm norm weight", &gbuf, &off));
-        q.g_off = off, q.has_g = 1;
-    }
-    if (n->beta) {
-        o.data = n->beta;
-        TOCL_TRY(gemm_resolve(dev, g->dtype, &o, 1, 1, g->K, "gemm norm bias", &btbuf, &off));
-        q.bt_off = off, q.has_bt = 1;
+    struct {
+        tocl_addr addr;
+        cl_mem *buf;
+        tocl_gp_i64 *off;
+        tocl_gp_i32 *has;
+        const char *what;
+    } vecs[] = {{n->gamma, &gbuf, &q.g_off, &q.has_g, "gemm norm weight"},
+                {n->beta, &btbuf, &q.bt_off, &q.has_bt, "gemm norm bias"}};
+    for (int i = 0; i < 2; i++) {
+        if (!vecs[i].addr)
+            continue;
+        tocl_gemm_operand o = {vecs[i].addr, 0, 0, 1}; /* K values along one row */
+        cl_long off;
+        TOCL_TRY(gemm_resolve(dev, g->dtype, &o, 1, 1, g->K, vecs[i].what, vecs[i].buf, &off));
+        *vecs[i].off = off, *vecs[i].has = 1;
     }
     gemm_arg extra[] = {{sizeof(cl_mem), &gbuf}, {sizeof(cl_mem), &btbuf}, {sizeof q, &q},
                         {(size_t)g->K * sizeof(float), NULL}}; /* the normalised row, in local memory */

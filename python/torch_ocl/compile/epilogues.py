@@ -17,10 +17,9 @@ _addmm_activation means the tanh approximation on CUDA and erf on the CPU.
 import torch
 import torch.fx as fx
 
-from .rewrite import rewritten, turned_off
+from .rewrite import VIEWS, rewritten, turned_off
 
 aten = torch.ops.aten
-_VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
 _DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
 
@@ -32,7 +31,7 @@ def _viewed_addmm(node):
     """(addmm, view or None) when node is an addmm, or a view of one (F.linear
     on more than two dims), used by node's consumer alone; else None."""
     view = None
-    if _single_use(node) and node.target in _VIEWS:
+    if _single_use(node) and node.target in VIEWS:
         view, node = node, node.args[0]
     return (node, view) if _single_use(node) and node.target is aten.addmm.default else None
 

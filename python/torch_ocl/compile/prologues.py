@@ -22,10 +22,9 @@ import operator
 import torch
 import torch.fx as fx
 
-from .rewrite import rewritten, turned_off
+from .rewrite import VIEWS, rewritten, turned_off
 
 aten = torch.ops.aten
-_VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
 _GEMMS = (aten.addmm.default, aten._addmm_activation.default, aten.mm.default)
 
 
@@ -39,7 +38,7 @@ def _norm_of(gemm):
     y = gemm.args[0] if gemm.target is aten.mm.default else gemm.args[1]
     if not isinstance(y, fx.Node) or y.op != "call_function":
         return None
-    if y.target in _VIEWS:
+    if y.target in VIEWS:
         if _only_user(y) is not gemm:
             return None
         y = y.args[0]
@@ -60,11 +59,8 @@ def _norm_of(gemm):
 def _plain(gemm) -> bool:
     """alpha = beta = 1 and, for _addmm_activation, ReLU."""
     kw = gemm.kwargs
-    if kw.get("alpha", 1) != 1 or kw.get("beta", 1) != 1:
-        return False
-    if gemm.target is aten._addmm_activation.default:
-        return kw.get("use_gelu", False) is False and len(gemm.args) <= 3
-    return len(gemm.args) <= 3
+    return kw.get("alpha", 1) == 1 and kw.get("beta", 1) == 1 and kw.get("use_gelu", False) is False \
+        and len(gemm.args) <= 3
 
 
 def fuse_norm_prologues(gm: fx.GraphModule) -> int:
@@ -92,7 +88,7 @@ def fuse_norm_prologues(gm: fx.GraphModule) -> int:
         node.meta = dict(gemm.meta)
         gemm.replace_all_uses_with(node)
         # the view y may be, the getitem and the norm are dead with the GEMM
-        dead = [gemm, y] + ([y.args[0]] if y.target in _VIEWS else []) + [norm]
+        dead = [gemm, y] + ([y.args[0]] if y.target in VIEWS else []) + [norm]
         for n in dead:
             gm.graph.erase_node(n)
         fused += 1

@@ -127,7 +127,6 @@ class _Recording:
                 ptr = t.untyped_storage().data_ptr()
                 if ptr not in input_storages:
                     owned.setdefault(ptr, t)
-        self.graph = graph
         self.fast = _C._ReplayRecording(graph, placeholders, list(outputs), list(owned.values()))
         for ptr in owned:
             _owned[ptr] = self

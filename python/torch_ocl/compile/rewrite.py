@@ -1,9 +1,14 @@
 """What the graph rewrites run before lowering share (epilogues.py,
-positions.py): their off switch and their ending."""
+prologues.py, positions.py, cat_pairs.py): their off switch, the view ops
+F.linear puts around its product, and their ending."""
 
 import os
 
+import torch
 import torch.fx as fx
+
+aten = torch.ops.aten
+VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
 
 
 def turned_off(var: str) -> bool:
