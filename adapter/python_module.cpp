@@ -7,6 +7,7 @@
 #include <torch/csrc/Generator.h>
 
 #include "aten/ocl_pointwise_table.h"
+#include "aten/ocl_value_range.h"
 #include "compile/ocl_segment.h"
 #include "distributed/ocl_process_group.h"
 #include "fallback.h"
@@ -439,6 +440,10 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_install_out_device_checks", &install_out_device_checks);
   m.def("_device_count", [] { return tocl_device_count(); });
+  m.def("_target_check_counts", [] {  // nll_loss's target checks: (spared a wait, waited); ocl_value_range.h
+    auto c = target_check_counts();
+    return py::make_tuple(c.spared, c.waited);
+  });
   m.def("_check_device", [](int dev) { TOCL_CHECK(tocl_device_check(dev)); });
   m.def("_device_props", &device_props);
   m.def("_get_device", [] { return current_device(); });

@@ -8,6 +8,7 @@
 #include <torch/library.h>
 
 #include "ocl_common.h"
+#include "ocl_value_range.h"
 #include "ocl_wide_unsigned.h"
 
 namespace torch_ocl {
@@ -88,7 +89,21 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
 // Raw byte transfers move physical values: both sides without conj/neg bits.
 bool plain_bits(const at::Tensor& t) { return !t.is_conj() && !t.is_neg(); }
 
+// The host has the values it sends: an index tensor's range is noted for
+// checks that would otherwise read the device back (ocl_value_range.h).
+// Labels and indices are int64 or int32 and small; uint8 is mostly images,
+// and a scan of a large upload would cost more than the wait it spares.
+void note_sent_range(const at::Tensor& dst, const at::Tensor& src) {
+  auto dt = src.scalar_type();
+  if (src.numel() == 0 || src.numel() > (1 << 20) || dt != dst.scalar_type() ||
+      (dt != at::kLong && dt != at::kInt))
+    return;
+  auto [mn, mx] = at::aminmax(src);
+  note_value_range(dst, mn.item<int64_t>(), mx.item<int64_t>());
+}
+
 void host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
+  note_sent_range(dst, src);
   int dev = dst.device().index();
   c10::DeviceGuard guard(dst.device());
   if (raw_compatible(dst, src)) {
@@ -152,6 +167,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   if (is_ocl(self) && is_ocl(dst)) {
     at::assert_no_partial_overlap(dst, self);
     device_copy(dst, self);
+    note_copied_range(dst, self);
   } else if (is_ocl(dst)) {
     TORCH_CHECK(self.device().is_cpu(), "torch_ocl: cannot copy from ", self.device(), " to ", dst.device());
     host_to_device(dst, self, non_blocking);

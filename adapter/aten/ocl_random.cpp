@@ -19,6 +19,7 @@
 #include <mutex>
 
 #include "../runtime/ocl_generator.h"
+#include "ocl_value_range.h"
 #include "ocl_common.h"
 #include "tocl/random.h"
 #include "ocl_complex_route.h"
@@ -210,7 +211,10 @@ at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> gen) {
 }
 at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to,
                         std::optional<at::Generator> gen) {
-  return T::random_from_to_impl<RandomFromToKernel, OclGenerator>(self, from, to, gen);
+  T::random_from_to_impl<RandomFromToKernel, OclGenerator>(self, from, to, gen);
+  if (to)  // randint: the host knows the range (ocl_value_range.h)
+    note_value_range(self, from, *to - 1);
+  return self;
 }
 at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
   return random_from(self, 0, to, gen);

@@ -149,6 +149,12 @@ tocl_status tocl_mem_guard_check(int dev);
  * tocl_host_alloc is kept alive automatically when freed early). */
 tocl_status tocl_copy_h2d(int dev, int stream, tocl_addr dst, const void *src, size_t nbytes, int blocking);
 tocl_status tocl_copy_d2h(int dev, int stream, void *dst, tocl_addr src, size_t nbytes, int blocking);
+/* Read the flag pair [bad, value] at src (two int64) back without a host
+ * wait: a bad flag fails the next synchronization or blocking copy to the
+ * host of (dev, stream), as a replayed graph's checks do (tocl/graph.h). For
+ * an op whose check the host expects to pass (nll_loss with targets whose
+ * range the host knows), so that the check costs no wait. */
+tocl_status tocl_copy_flag_later(int dev, int stream, tocl_addr src);
 /* Device-to-device, raw bytes; the two may be on different devices, in which
  * case the source device's current stream is synchronised first. */
 tocl_status tocl_copy_d2d(int dev, int stream, tocl_addr dst, tocl_addr src, size_t nbytes);

@@ -46,9 +46,10 @@ static tocl_status verdict(const pending *p) {
                          tocl_cl_error_name(err), (int)err);
     if (p->groups == 0 && p->vals[0] != 0) /* a flag pair [bad, value] */
         return tocl_fail(TOCL_E_INVALID,
-                         "Target %lld is out of bounds: found by a replayed graph's check and reported at the next "
-                         "synchronization or replay on device %d (as CUDA reports a device-side assert); the graph's "
-                         "work after that op ran with it", (long long)p->vals[1], p->dev);
+                         "Target %lld is out of bounds: found by a check read back without a host wait (a replayed "
+                         "graph's, or nll_loss's for targets whose values the host knew and that changed without "
+                         "their version counter) and reported at the next synchronization or replay on device %d (as "
+                         "CUDA reports a device-side assert); the work queued after that op ran with it", (long long)p->vals[1], p->dev);
     for (int g = 0; g < p->groups; g++) {
         int64_t mn = p->vals[2 * g], mx = p->vals[2 * g + 1];
         if (mn < p->lo || mx > p->hi)
