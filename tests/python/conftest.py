@@ -4,9 +4,22 @@ Run with two PoCL CPU devices so the multi-device tests run:
     POCL_DEVICES="pthread pthread" PYTHONPATH=python python -m pytest tests/python
 """
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import pytest
 import torch
 import torch_ocl  # noqa: F401  (registers the "ocl" device; import torch alone does it once installed)
+
+# Compiled graphs go to AOTAutogradCache (torch_ocl/compile/artifact.py): each
+# test session (each xdist worker) starts with its own empty cache, so a run
+# exercises the miss and, where a test compiles a graph again, the hit.
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    _inductor_dir = tempfile.mkdtemp(prefix="tocl-test-inductor-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = _inductor_dir
+    atexit.register(shutil.rmtree, _inductor_dir, True)
 
 ALL_DTYPES = [
     torch.float32,

@@ -4,8 +4,8 @@ Each workload runs compiled and eager alternately, repetition by repetition,
 so machine noise hits both alike; the figure is the ratio of the medians
 (eager time / compiled time: > 1 means compiled is faster). Compilation and
 kernel builds happen in warm-up. The compile-time rows run in fresh
-subprocesses: one with an empty program cache, one with the cache the first
-left behind.
+subprocesses, one after another: with empty caches, with the program cache
+the first left behind, and with AOTAutogradCache's entries too.
 """
 
 import copy
@@ -110,16 +110,22 @@ t0 = time.perf_counter()
 _train_step(cg, opt, tok[:, :-1], tok[:, 1:], _lm_loss)()
 torch.ocl.synchronize()
 torch_ocl.fusion.wait_for_builds()
-print(json.dumps({"seconds": time.perf_counter() - t0, "builds": torch_ocl._C._program_stats()["builds"] - b0}))
+print(json.dumps({"seconds": time.perf_counter() - t0, "builds": torch_ocl._C._program_stats()["builds"] - b0,
+                  "cache_loads": torch_ocl.compile_stats()["cache_loads"]}))
 torch_ocl.save_program_cache()  # for the warm row: CPU devices save when builds go quiet, after this ends
 """
 
 
 def _compile_time_rows(quick: bool) -> List[Dict]:
+    """Fresh processes in turn: both caches empty; the program cache warm and
+    AOTAutogradCache empty; both warm (artifact.py: a hit skips AOTAutograd's
+    tracing and partitioning)."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="tocl-bench-cache-") as cache:
-        env = dict(os.environ, TORCH_OCL_CACHE_DIR=cache)
-        for label in ("cold program cache", "warm program cache"):
+        for label, aot_dir in (("cold caches", "aot-1"), ("warm program cache, cold AOTAutogradCache", "aot-2"),
+                               ("warm program cache and AOTAutogradCache", "aot-2")):
+            env = dict(os.environ, TORCH_OCL_CACHE_DIR=os.path.join(cache, "programs"),
+                       TORCHINDUCTOR_CACHE_DIR=os.path.join(cache, aot_dir))
             r = subprocess.run([sys.executable, "-c", _PROBE.replace("QUICK", repr(quick))], env=env,
                                capture_output=True, text=True, timeout=900)
             if r.returncode != 0:
@@ -127,7 +133,7 @@ def _compile_time_rows(quick: bool) -> List[Dict]:
                 continue
             out = json.loads(r.stdout.strip().splitlines()[-1])
             rows.append({"name": f"compile + first GPT train step, {label}", "seconds": round(out["seconds"], 2),
-                         "program_builds": out["builds"]})
+                         "program_builds": out["builds"], "graphs_from_cache": out["cache_loads"]})
     return rows
 
 
@@ -270,10 +276,11 @@ def markdown(rows: List[Dict]) -> List[str]:
                    f"{'' if goal is None else f'{goal:.2f}x'} | {met} | {'; '.join(notes)} |")
     ct = [r for r in rows if "speedup" not in r]
     if ct:
-        out += ["", "| compile time | seconds | OpenCL programs built |", "|---|---:|---:|"]
+        out += ["", "| compile time | seconds | OpenCL programs built | graphs from AOTAutogradCache |",
+                "|---|---:|---:|---:|"]
         for r in ct:
             if "error" in r:
-                out.append(f"| {r['name']} | failed: {r['error'].splitlines()[-1] if r['error'] else ''} | |")
+                out.append(f"| {r['name']} | failed: {r['error'].splitlines()[-1] if r['error'] else ''} | | |")
             else:
-                out.append(f"| {r['name']} | {r['seconds']} | {r['program_builds']} |")
+                out.append(f"| {r['name']} | {r['seconds']} | {r['program_builds']} | {r.get('graphs_from_cache', '')} |")
     return out

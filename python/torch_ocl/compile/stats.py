@@ -30,6 +30,7 @@ def reset_compile_stats() -> None:
             position_slices=0,     # embeddings of an arange made slices of the weight (positions.py)
             lowering_errors=0,     # graphs left uncompiled after an internal error
             compile_seconds=0.0,
+            cache_loads=0,         # graphs loaded from AOTAutogradCache and lowered again (artifact.py)
             calls=0,               # compiled graphs run
             # mode="reduce-overhead" (replay.py): graphs captured and replayed
             captures=0,            # captures that can be replayed
