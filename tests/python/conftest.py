@@ -13,9 +13,12 @@ import pytest
 import torch
 import torch_ocl  # noqa: F401  (registers the "ocl" device; import torch alone does it once installed)
 
-# Compiled graphs go to AOTAutogradCache (torch_ocl/compile/artifact.py): each
-# test session (each xdist worker) starts with its own empty cache, so a run
-# exercises the miss and, where a test compiles a graph again, the hit.
+# AOTAutogradCache for compiled graphs (torch_ocl/compile/artifact.py) is off
+# in tests unless one turns it on (test_compile_cache.py): its key costs each
+# process about a second and each miss a pickle, a third more time for the
+# compile tests. Where it is on, each session (each xdist worker) has its own
+# empty cache directory.
+os.environ.setdefault("TORCH_OCL_COMPILE_CACHE", "0")
 if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     _inductor_dir = tempfile.mkdtemp(prefix="tocl-test-inductor-")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = _inductor_dir

@@ -19,7 +19,7 @@ from torch_ocl.compile import artifact
 
 OCL = "ocl"
 
-pytestmark = pytest.mark.skipif(not artifact.enabled(), reason="this torch cannot cache a backend's graphs")
+pytestmark = pytest.mark.skipif(not artifact.available(), reason="this torch cannot cache a backend's graphs")
 
 # A train step of test_compile.Block, then a forward at another length
 # (dynamic=True: the same graphs serve it). Prints what the caller checks.
@@ -44,7 +44,9 @@ print(json.dumps({"out": out.detach().cpu().flatten().tolist()[:64], "longer": l
 
 
 def _run(tmp_path, mode="", **env_extra):
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "aot"), TORCH_OCL_COMPILE_STRICT="1", **env_extra)
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "aot"), TORCH_OCL_COMPILE_STRICT="1",
+               TORCH_OCL_COMPILE_CACHE="1")
+    env.update(env_extra)
     r = subprocess.run([sys.executable, "-c", _PROCESS, os.path.dirname(__file__), mode], env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -74,6 +76,7 @@ def test_modes_and_the_off_switch_keep_their_own_entries(tmp_path):
 def test_an_unpicklable_graph_is_compiled_and_not_saved(monkeypatch):
     from torch._dynamo.utils import counters
 
+    monkeypatch.setenv("TORCH_OCL_COMPILE_CACHE", "1")  # conftest turns it off for the other tests
     def refuse(gm, *a, **k):
         raise TypeError("planted: cannot pickle")
 
@@ -87,7 +90,8 @@ def test_an_unpicklable_graph_is_compiled_and_not_saved(monkeypatch):
     assert counters["aot_autograd"].get("autograd_cache_bypass", 0) >= 1, dict(counters["aot_autograd"])
 
 
-def test_the_key_tag_names_torch_ocl_after_the_users():
+def test_the_key_tag_names_torch_ocl_after_the_users(monkeypatch):
+    monkeypatch.setenv("TORCH_OCL_COMPILE_CACHE", "1")
     before = torch.compiler.config.cache_key_tag
     with torch.compiler.config.patch(cache_key_tag="mine"):
         with artifact.caching({}, replay=False):

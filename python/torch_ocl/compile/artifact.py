@@ -52,10 +52,15 @@ except ImportError:  # an older torch: no cacheable compiler
     _AVAILABLE = False
 
 
+def available() -> bool:
+    """This torch has what caching a backend's graphs needs."""
+    return _AVAILABLE
+
+
 def enabled() -> bool:
     """This torch can cache our graphs, and TORCH_OCL_COMPILE_CACHE is not 0.
     (torch.compiler.config.force_disable_caches turns AOTAutogradCache off too.)"""
-    return _AVAILABLE and os.environ.get("TORCH_OCL_COMPILE_CACHE", "1") != "0"
+    return available() and os.environ.get("TORCH_OCL_COMPILE_CACHE", "1") != "0"
 
 
 class OclArtifact(OutputCode):
