@@ -13,12 +13,9 @@ import pytest
 import torch
 import torch_ocl  # noqa: F401  (registers the "ocl" device; import torch alone does it once installed)
 
-# AOTAutogradCache for compiled graphs (torch_ocl/compile/artifact.py) is off
-# in tests unless one turns it on (test_compile_cache.py): its key costs each
-# process about a second and each miss a pickle, a third more time for the
-# compile tests. Where it is on, each session (each xdist worker) has its own
-# empty cache directory.
-os.environ.setdefault("TORCH_OCL_COMPILE_CACHE", "0")
+# Where a test turns AOTAutogradCache on for compiled graphs
+# (TORCH_OCL_COMPILE_CACHE=1, torch_ocl/compile/artifact.py), each session
+# (each xdist worker) has its own empty cache directory.
 if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     _inductor_dir = tempfile.mkdtemp(prefix="tocl-test-inductor-")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = _inductor_dir

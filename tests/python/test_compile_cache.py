@@ -2,9 +2,9 @@
 
 A second process compiling the same model loads the graphs AOTAutograd
 traced and partitioned in the first, and lowers them again; its results
-must equal the first's. Entries are kept apart from other modes, switched
-off by TORCH_OCL_COMPILE_CACHE=0, and a graph that cannot be pickled is
-compiled and left uncached."""
+must equal the first's. It is on only with TORCH_OCL_COMPILE_CACHE=1;
+entries are kept apart from other modes, and a graph that cannot be pickled
+is compiled and left uncached."""
 
 import json
 import os
@@ -47,6 +47,7 @@ def _run(tmp_path, mode="", **env_extra):
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "aot"), TORCH_OCL_COMPILE_STRICT="1",
                TORCH_OCL_COMPILE_CACHE="1")
     env.update(env_extra)
+    env = {k: v for k, v in env.items() if v is not None}
     r = subprocess.run([sys.executable, "-c", _PROCESS, os.path.dirname(__file__), mode], env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -69,14 +70,15 @@ def test_modes_and_the_off_switch_keep_their_own_entries(tmp_path):
     # reduce-overhead artifacts replay: not the default mode's entries
     ro = _run(tmp_path, mode="reduce-overhead")
     assert ro["loads"] == 0 and ro["aot"].get("autograd_cache_hit", 0) == 0, ro["aot"]
-    off = _run(tmp_path, TORCH_OCL_COMPILE_CACHE="0")
-    assert off["loads"] == 0 and not any(k.startswith("autograd_cache") for k in off["aot"]), off["aot"]
+    for value in ("0", None):  # off, and unset: the default
+        off = _run(tmp_path, TORCH_OCL_COMPILE_CACHE=value)
+        assert off["loads"] == 0 and not any(k.startswith("autograd_cache") for k in off["aot"]), off["aot"]
 
 
 def test_an_unpicklable_graph_is_compiled_and_not_saved(monkeypatch):
     from torch._dynamo.utils import counters
 
-    monkeypatch.setenv("TORCH_OCL_COMPILE_CACHE", "1")  # conftest turns it off for the other tests
+    monkeypatch.setenv("TORCH_OCL_COMPILE_CACHE", "1")  # off by default
     def refuse(gm, *a, **k):
         raise TypeError("planted: cannot pickle")
 

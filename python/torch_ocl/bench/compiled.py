@@ -4,8 +4,8 @@ Each workload runs compiled and eager alternately, repetition by repetition,
 so machine noise hits both alike; the figure is the ratio of the medians
 (eager time / compiled time: > 1 means compiled is faster). Compilation and
 kernel builds happen in warm-up. The compile-time rows run in fresh
-subprocesses, one after another: with empty caches, with the program cache
-the first left behind, and with AOTAutogradCache's entries too.
+subprocesses, one after another over new cache directories: the program
+cache cold then warm, then AOTAutogradCache on, a miss and then a hit.
 """
 
 import copy
@@ -117,15 +117,17 @@ torch_ocl.save_program_cache()  # for the warm row: CPU devices save when builds
 
 
 def _compile_time_rows(quick: bool) -> List[Dict]:
-    """Fresh processes in turn: both caches empty; the program cache warm and
-    AOTAutogradCache empty; both warm (artifact.py: a hit skips AOTAutograd's
-    tracing and partitioning)."""
+    """Fresh processes in turn, each with the caches the ones before left:
+    the default settings (program cache cold, then warm), then with
+    AOTAutogradCache on (TORCH_OCL_COMPILE_CACHE=1, artifact.py), a miss and
+    then a hit, which skips AOTAutograd's tracing and partitioning."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="tocl-bench-cache-") as cache:
-        for label, aot_dir in (("cold caches", "aot-1"), ("warm program cache, cold AOTAutogradCache", "aot-2"),
-                               ("warm program cache and AOTAutogradCache", "aot-2")):
+        for label, aot in (("cold program cache", "0"), ("warm program cache", "0"),
+                           ("warm program cache, TORCH_OCL_COMPILE_CACHE=1, AOTAutogradCache miss", "1"),
+                           ("warm program cache, TORCH_OCL_COMPILE_CACHE=1, AOTAutogradCache hit", "1")):
             env = dict(os.environ, TORCH_OCL_CACHE_DIR=os.path.join(cache, "programs"),
-                       TORCHINDUCTOR_CACHE_DIR=os.path.join(cache, aot_dir))
+                       TORCHINDUCTOR_CACHE_DIR=os.path.join(cache, "inductor"), TORCH_OCL_COMPILE_CACHE=aot)
             r = subprocess.run([sys.executable, "-c", _PROBE.replace("QUICK", repr(quick))], env=env,
                                capture_output=True, text=True, timeout=900)
             if r.returncode != 0:

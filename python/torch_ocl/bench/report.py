@@ -110,7 +110,7 @@ def markdown(run: Dict, prices: Dict[str, float]) -> str:
                     "Each workload alternates eager and compiled repetitions in this run; speedup = eager time / "
                     "compiled time (median). Compilation and kernel builds happened in warm-up; the compile-time "
                     "rows ran in fresh processes, one after another, over new program and AOTAutogradCache "
-                    "directories.", ""]
+                    "directories (AOTAutogradCache only where the row turns it on).", ""]
             out += compiled_table(data["compile"]) + [""]
     from .distributed import markdown as distributed_table
     for d, data in run["devices"].items():

@@ -17,16 +17,20 @@ by ``torch.compiler.config.cache_key_tag`` (torch_ocl's version and the
 decomposition table), set only while this backend compiles, after any tag of
 the user's. Entries are bundled (``bundled_autograd_cache``) and the
 backward is compiled with the forward (``force_non_lazy_backward_lowering``)
-so that the entry is saved inside that same window. Where this torch lacks
-any of it, or TORCH_OCL_COMPILE_CACHE=0, graphs compile uncached.
+so that the entry is saved inside that same window. It is on with
+TORCH_OCL_COMPILE_CACHE=1 (where this torch has all of it).
 
-The price: computing AOTAutogradCache's key imports parts of Inductor and
-queries the system once per process (about 0.95 s here, triton installed), and
-a miss pickles each graph. Measured on GPT-style train steps (compile + first
-step, warm program cache, fresh processes): 12 layers 4.04-4.10 s uncached,
-5.19 s on a miss, 2.93 s on a hit; 4 layers 1.93 s uncached, 2.6 s on a miss,
-1.83 s on a hit. A process that compiles a model it compiled before gains in
-proportion to the model; one that compiles a new model pays the key once.
+Why it is off by default: computing AOTAutogradCache's key imports parts of
+Inductor and queries the system once per process (about 0.95 s here, triton
+installed), and a miss pickles each graph; our compiles are short, so that
+is often more than the tracing a hit saves. Compile + first step in fresh
+processes, warm program cache: a 12-layer GPT-style train step 4.04-4.10 s
+uncached, 5.19 s on a miss, 2.93 s on a hit; the bench's 4-layer one 1.93 s
+uncached, 2.6 s on a miss, 1.83 s on a hit; `make models` with it on took
+157 s for torchvision (106 s off; resnet18's compile 1.4 -> 2.3 s) and 164 s
+for Hugging Face (92 s off), every model compiling once, in its own process.
+Turn it on for large models compiled again and again (restarted training,
+serving processes).
 """
 
 import contextlib
@@ -58,9 +62,10 @@ def available() -> bool:
 
 
 def enabled() -> bool:
-    """This torch can cache our graphs, and TORCH_OCL_COMPILE_CACHE is not 0.
-    (torch.compiler.config.force_disable_caches turns AOTAutogradCache off too.)"""
-    return available() and os.environ.get("TORCH_OCL_COMPILE_CACHE", "1") != "0"
+    """TORCH_OCL_COMPILE_CACHE=1 and this torch can cache our graphs (off by
+    default: see the price above). torch.compiler.config.force_disable_caches
+    turns AOTAutogradCache off as well."""
+    return available() and os.environ.get("TORCH_OCL_COMPILE_CACHE", "0") not in ("", "0")
 
 
 class OclArtifact(OutputCode):
