@@ -79,6 +79,10 @@ void tocl_sched_note_free(int dev, tocl_addr addr, size_t size);
 tocl_status tocl_deferred_check(int dev, int stream, cl_event ev, int64_t *vals, int groups, int64_t lo,
                                 int64_t hi);
 tocl_status tocl_deferred_collect(int dev, int stream, int waited);
+/* Enqueue a read of n bytes of buf at off on q without waiting, and hand it
+ * to tocl_deferred_check (groups, lo, hi as there). */
+tocl_status tocl_deferred_read(int dev, int stream, cl_command_queue q, cl_mem buf, size_t off, size_t n, int groups,
+                               int64_t lo, int64_t hi);
 
 /* Later work on (wdev, wstream) waits for all work queued so far on
  * (dev, stream); no host wait when both devices share a context. */

@@ -200,7 +200,7 @@ std::tuple<at::Tensor, at::Tensor> nll_fwd(const at::Tensor& self, const at::Ten
   // write the host did not see fails a later synchronization instead
   // (ocl_value_range.h). Not under capture: a replay reads new targets.
   if (!tocl_graph_capturing() && values_known_within(target, 0, c - 1)) {
-    TOCL_CHECK(tocl_copy_flag_later(dev_of(flag), stream_of(flag), reinterpret_cast<tocl_addr>(flag.data_ptr())));
+    TOCL_CHECK(tocl_copy_flag_later(dev_of(flag), stream_of(flag), tf.t.data));
     count_target_check(true);
     return {out, tw};
   }

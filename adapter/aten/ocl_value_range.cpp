@@ -48,6 +48,12 @@ Fact* find(const at::Tensor& t) {
   return nullptr;
 }
 
+// t's fact while it still holds: same dtype, version counter unmoved.
+const Fact* current(const at::Tensor& t) {
+  const Fact* f = find(t);
+  return f && f->dtype == t.scalar_type() && f->version == t._version() ? f : nullptr;
+}
+
 }  // namespace
 
 void note_value_range(const at::Tensor& t, int64_t lo, int64_t hi) {
@@ -70,8 +76,8 @@ bool values_known_within(const at::Tensor& t, int64_t lo, int64_t hi) {
   if (!trackable(t))
     return false;
   std::lock_guard<std::mutex> g(g_mu);
-  const Fact* f = find(t);
-  return f && f->dtype == t.scalar_type() && f->version == t._version() && f->lo >= lo && f->hi <= hi;
+  const Fact* f = current(t);
+  return f && f->lo >= lo && f->hi <= hi;
 }
 
 void note_copied_range(const at::Tensor& dst, const at::Tensor& src) {
@@ -80,8 +86,8 @@ void note_copied_range(const at::Tensor& dst, const at::Tensor& src) {
   int64_t lo, hi;
   {
     std::lock_guard<std::mutex> g(g_mu);
-    const Fact* f = find(src);
-    if (!f || f->dtype != src.scalar_type() || f->version != src._version())
+    const Fact* f = current(src);
+    if (!f)
       return;
     lo = f->lo, hi = f->hi;
   }

@@ -79,15 +79,7 @@ tocl_status tocl_copy_flag_later(int dev, int stream, tocl_addr src) {
     size_t off;
     TOCL_TRY(mem_resolve_range(src, 2 * sizeof(int64_t), "flag", &bdev, &buf, &off));
     TOCL_TRY(reachable(dev, bdev, src, "flag"));
-    int64_t *v = malloc(2 * sizeof *v);
-    if (!v)
-        return tocl_fail(TOCL_E_OOM, "out of host memory for a flag read");
-    cl_event ev = NULL;
-    cl_int err = clEnqueueReadBuffer(q, buf, CL_FALSE, off, 2 * sizeof *v, v, 0, NULL, &ev);
-    if (err != CL_SUCCESS)
-        free(v);
-    TOCL_CL_TRY(err, "clEnqueueReadBuffer (a flag read back without waiting)");
-    return tocl_deferred_check(dev, stream, ev, v, 0, 0, 0); /* owns ev and v */
+    return tocl_deferred_read(dev, stream, q, buf, off, 2 * sizeof(int64_t), 0, 0, 0);
 }
 
 /* Between platforms no queue sees both buffers: read a chunk to the host on

@@ -49,7 +49,8 @@ static tocl_status verdict(const pending *p) {
                          "Target %lld is out of bounds: found by a check read back without a host wait (a replayed "
                          "graph's, or nll_loss's for targets whose values the host knew and that changed without "
                          "their version counter) and reported at the next synchronization or replay on device %d (as "
-                         "CUDA reports a device-side assert); the work queued after that op ran with it", (long long)p->vals[1], p->dev);
+                         "CUDA reports a device-side assert); the work queued after that op ran with it",
+                         (long long)p->vals[1], p->dev);
     for (int g = 0; g < p->groups; g++) {
         int64_t mn = p->vals[2 * g], mx = p->vals[2 * g + 1];
         if (mn < p->lo || mx > p->hi)
@@ -86,6 +87,21 @@ tocl_status tocl_deferred_check(int dev, int stream, cl_event ev, int64_t *vals,
     __atomic_add_fetch(&g_count, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&g_lock);
     return TOCL_OK;
+}
+
+tocl_status tocl_deferred_read(int dev, int stream, cl_command_queue q, cl_mem buf, size_t off, size_t n, int groups,
+                               int64_t lo, int64_t hi) {
+    int64_t *v = malloc(n);
+    if (!v)
+        return tocl_fail(TOCL_E_OOM, "out of host memory for a check read back without waiting");
+    cl_event ev = NULL;
+    cl_int err = clEnqueueReadBuffer(q, buf, CL_FALSE, off, n, v, 0, NULL, &ev);
+    if (err != CL_SUCCESS) {
+        free(v);
+        return tocl_fail(TOCL_E_OPENCL, "clEnqueueReadBuffer (a check read back without waiting): %s (%d)",
+                         tocl_cl_error_name(err), (int)err);
+    }
+    return tocl_deferred_check(dev, stream, ev, v, groups, lo, hi);
 }
 
 tocl_status tocl_deferred_collect(int dev, int stream, int waited) {

@@ -495,23 +495,13 @@ tocl_status tocl_rec_replay(const tocl_rec *rec, cl_command_queue q, int dev, in
         case CMD_FILL:
             err = clEnqueueFillBuffer(q, c->a, c->data, c->psize, c->aoff, c->n, 0, NULL, NULL);
             break;
-        case CMD_CHECK: {
+        case CMD_CHECK:
             /* Read the bounds (or flag) back without waiting;
              * queue/deferred.c judges them when the host next waits (as
              * CUDA reports a device-side assert). The kernels skip a bad
              * index or target meanwhile. */
-            int64_t *v = malloc(c->n);
-            cl_event ev = NULL;
-            if (!v)
-                return tocl_fail(TOCL_E_OOM, "out of host memory replaying a graph's check");
-            err = clEnqueueReadBuffer(q, c->a, CL_FALSE, c->aoff, c->n, v, 0, NULL, &ev);
-            if (err != CL_SUCCESS) {
-                free(v);
-                break;
-            }
-            TOCL_TRY(tocl_deferred_check(dev, stream, ev, v, c->groups, c->lo, c->hi));
+            TOCL_TRY(tocl_deferred_read(dev, stream, q, c->a, c->aoff, c->n, c->groups, c->lo, c->hi));
             break;
-        }
         }
         TOCL_CL_TRY(err, "replaying a captured graph");
         /* Submit early and often: PoCL starts a command only once it is
