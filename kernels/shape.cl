@@ -108,6 +108,32 @@ __kernel void tocl_shape_cat(__global T *dst, __global const T *s0, __global con
     }
 }
 #endif
+
+#ifdef CAT_RUNS
+/* cat where every source is, per outer index, one contiguous run in itself
+ * and in its destination (a KV cache's [1, heads, L, dh] along L: heads x
+ * sources runs; index_params.h, tocl_cat_runs_params). A work-item moves 16
+ * elements with one vector load and store; one NDRange row per work-group,
+ * so the source is uniform in it. The per-element kernel above took 14 us
+ * for the cat pair of [1, 4, 44, 64] + [1, 4, 1, 64]. */
+__kernel void tocl_shape_cat_runs(__global T *dst, __global const T *s0, __global const T *s1,
+                                  __global const T *s2, __global const T *s3, __global T *dst1,
+                                  tocl_cat_runs_params p)
+{
+    long x = get_global_id(0) * 16, y = get_group_id(1);
+    int k = (y >= p.rowbase[1]) + (y >= p.rowbase[2]) + (y >= p.rowbase[3]);
+    long o = y - p.rowbase[k], len = p.len[k];
+    if (o >= p.outer || x >= len)
+        return;
+    __global const T *s = (k == 0 ? s0 : k == 1 ? s1 : k == 2 ? s2 : s3) + p.src_off[k] + o * p.src_stride[k];
+    __global T *d = (k < p.split ? dst + p.dst_off : dst1 + p.dst1_off) + p.start[k] + o * p.dst_stride;
+    if (x + 16 <= len)
+        vstore16(vload16(0, s + x), 0, d + x);
+    else
+        for (long i = x; i < len; i++)
+            d[i] = s[i];
+}
+#endif
 #else
 
 /* grad_in[s] = sum of grad_out[c] over the c that read s. Per padded dim

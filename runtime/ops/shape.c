@@ -141,6 +141,35 @@ static int cat_nests(const tocl_cat_params *p, int r, const tocl_tensor *dst, co
     return 1;
 }
 
+/* Does the merged layout in p (r dims, the axis at raxis) make every
+ * source one contiguous run per outer index, in itself and in its
+ * destination? Then write the runs kernel's parameters (kernels/shape.cl,
+ * tocl_shape_cat_runs) to rp, offsets and row bases aside. At most one
+ * outer dim; the axis innermost, or second innermost over a dim of stride 1
+ * that it steps over whole. */
+#define CAT_RUNS_GROUP 16 /* work-items (of 16 elements) per group: 7.6 us against 10.9 at 256 */
+static int cat_runs_layout(const tocl_cat_params *p, int r, int raxis, int nsrc, tocl_cat_runs_params *rp) {
+    if (tocl_env_off("TORCH_OCL_CAT_RUNS") || raxis < r - 2 || raxis > 1)
+        return 0;
+    int64_t inner = raxis == r - 2 ? p->sizes[r - 1] : 1;
+    if (p->dst_strides[r - 1] != 1 || (raxis == r - 2 && p->dst_strides[raxis] != inner))
+        return 0;
+    for (int k = 0; k < nsrc; k++)
+        if (p->len[k] > 0 && (p->src_strides[k][r - 1] != 1 ||
+                              (raxis == r - 2 && p->len[k] > 1 && p->src_strides[k][raxis] != inner)))
+            return 0; /* (the stride of a dim of size 1 is never used) */
+    memset(rp, 0, sizeof *rp);
+    rp->outer = raxis == 1 ? p->sizes[0] : 1;
+    rp->dst_stride = raxis == 1 ? p->dst_strides[0] : 0;
+    rp->split = p->split;
+    for (int k = 0; k < nsrc; k++) {
+        rp->src_stride[k] = raxis == 1 ? p->src_strides[k][0] : 0;
+        rp->len[k] = p->len[k] * inner;
+        rp->start[k] = p->start[k] * inner;
+    }
+    return 1;
+}
+
 /* Sources [0, split) into dst, [split, nsrc) into dst1 (NULL: split =
  * nsrc), both destinations of one layout, in one launch. */
 static tocl_status cat_run(int dev, int stream, const tocl_tensor *dst, const tocl_tensor *dst1, int split, int nsrc,
@@ -229,6 +258,15 @@ static tocl_status cat_run(int dev, int stream, const tocl_tensor *dst, const to
         inner = in > inner ? in : inner;
         tallest = rows[k] > tallest ? rows[k] : tallest;
     }
+    tocl_cat_runs_params rp;
+    int runs = cat_runs_layout(&p, r, raxis, nsrc, &rp);
+    if (runs) { /* rows: the outer indices; inner: the longest run, 16 elements per work-item */
+        inner = 0;
+        for (int k = 0; k < nsrc; k++) {
+            rows[k] = rp.len[k] ? rp.outer : 0;
+            inner = (rp.len[k] + 15) / 16 > inner ? (rp.len[k] + 15) / 16 : inner;
+        }
+    }
     cl_mem bd, bd1, bs[TOCL_CAT_MAX];
     cl_long od;
     TOCL_TRY(idx_resolve(dev, dst, "cat destination", &bd, &od));
@@ -247,17 +285,20 @@ static tocl_status cat_run(int dev, int stream, const tocl_tensor *dst, const to
     }
     tocl_ops_kernel *e;
     char opts[80];
-    snprintf(opts, sizeof opts, "%s -DCAT_RANK=%d -DCAT_AXIS=%d%s", idx_move_option(dst->dtype), r, raxis,
-             tallest < INT32_MAX ? " -DIDX_T=uint" : "");
-    TOCL_TRY(tocl_ops_kernel_get(dev, "shape", "tocl_shape_cat", opts, &e));
+    if (runs)
+        snprintf(opts, sizeof opts, "%s -DCAT_RUNS", idx_move_option(dst->dtype));
+    else
+        snprintf(opts, sizeof opts, "%s -DCAT_RANK=%d -DCAT_AXIS=%d%s", idx_move_option(dst->dtype), r, raxis,
+                 tallest < INT32_MAX ? " -DIDX_T=uint" : "");
+    TOCL_TRY(tocl_ops_kernel_get(dev, "shape", runs ? "tocl_shape_cat_runs" : "tocl_shape_cat", opts, &e));
     cl_command_queue q;
     TOCL_TRY(tocl_queue_get(dev, stream, &q));
-    size_t lx = 1;
-    while (lx < e->local && (int64_t)lx < inner)
+    size_t lx = 1, lmax = runs ? CAT_RUNS_GROUP : e->local;
+    while (lx < lmax && (int64_t)lx < inner)
         lx *= 2;
     lx = lx > e->local ? e->local : lx;
-    size_t ly = 1; /* rows per work-group too: PoCL pays per work-group */
-    while (lx * ly * 2 <= e->local && (int64_t)ly < tallest)
+    size_t ly = 1; /* rows per work-group too (PoCL pays per work-group); the runs kernel takes one */
+    while (!runs && lx * ly * 2 <= e->local && (int64_t)ly < tallest)
         ly *= 2;
     int64_t band = 0;
     for (int k = 0; k < TOCL_CAT_MAX; k++) {
@@ -273,8 +314,14 @@ static tocl_status cat_run(int dev, int stream, const tocl_tensor *dst, const to
         err = clSetKernelArg(e->kernel, 1 + k, sizeof(cl_mem), &bs[k]);
     if (err == CL_SUCCESS)
         err = clSetKernelArg(e->kernel, 1 + TOCL_CAT_MAX, sizeof(cl_mem), &bd1);
+    if (runs) {
+        memcpy(rp.rowbase, p.rowbase, sizeof rp.rowbase);
+        memcpy(rp.src_off, p.src_off, sizeof rp.src_off);
+        rp.dst_off = p.dst_off, rp.dst1_off = p.dst1_off;
+    }
     if (err == CL_SUCCESS)
-        err = clSetKernelArg(e->kernel, 2 + TOCL_CAT_MAX, sizeof p, &p);
+        err = runs ? clSetKernelArg(e->kernel, 2 + TOCL_CAT_MAX, sizeof rp, &rp)
+                   : clSetKernelArg(e->kernel, 2 + TOCL_CAT_MAX, sizeof p, &p);
     if (err == CL_SUCCESS) {
         cl_event ev, *evp = tocl_trace_slot(&ev);
         err = clEnqueueNDRangeKernel(q, e->kernel, 2, NULL, global, local, 0, NULL, evp);
