@@ -361,34 +361,36 @@ inline float att_row_exp_from(float s, float base)
     return exp(s - (base == -INFINITY ? 0.0f : base));
 }
 
-__kernel void att_cpu_row(__global const X_T *Q, __global const X_T *K, __global const X_T *V,
-                          __global const X_T *M, __global X_T *O, __global float *lse, tocl_att_params p)
+/* Row i of head h, batch b: keys j < Sc from k / v, keys Sc.. from kn /
+ * vn at their strides kns / vns (att_cpu_row_append; att_cpu_row passes
+ * Sc = S). */
+inline void att_row(__global const X_T *Q, __global const X_T *K, __global const X_T *V, __global const X_T *M,
+                    __global X_T *O, __global float *lse, const tocl_att_params *pp, __global const X_T *kn,
+                    __global const X_T *vn, long Sc, long kns, long vns, long i, long h, long b)
 {
-    const long i = get_global_id(0), h = get_global_id(1), b = get_global_id(2);
-    if (i >= p.L)
-        return;
-    const long hk = h / (p.Hq / p.Hk), nd = p.D / 8, nv = p.Dv / 8;
-    __global const X_T *q = Q + p.q_off + b * p.qs[0] + h * p.qs[1] + i * p.qs[2];
-    __global const X_T *k = K + p.k_off + b * p.ks[0] + hk * p.ks[1];
-    __global const X_T *v = V + p.v_off + b * p.vs[0] + hk * p.vs[1];
-    __global const X_T *mk = M + p.m_off + b * p.ms[0] + h * p.ms[1] + i * p.ms[2];
+    const long hk = h / (pp->Hq / pp->Hk), nd = pp->D / 8, nv = pp->Dv / 8;
+    __global const X_T *q = Q + pp->q_off + b * pp->qs[0] + h * pp->qs[1] + i * pp->qs[2];
+    __global const X_T *k = K + pp->k_off + b * pp->ks[0] + hk * pp->ks[1];
+    __global const X_T *v = V + pp->v_off + b * pp->vs[0] + hk * pp->vs[1];
+    __global const X_T *mk = M + pp->m_off + b * pp->ms[0] + h * pp->ms[1] + i * pp->ms[2];
     float8 qv[ATT_ROW_MAXV], acc[ATT_ROW_MAXV];
     for (long c = 0; c < nd; c++)
-        qv[c] = att_row_ld8(q + c * 8) * p.scalef;
+        qv[c] = att_row_ld8(q + c * 8) * pp->scalef;
     for (long c = 0; c < nv; c++)
         acc[c] = (float8)0.0f;
     float m = -INFINITY, l = 0.0f;
-    const long kend = p.causal ? min(p.S, i + 1) : p.S; /* top-left aligned, as the tiled kernel */
+    const long kend = pp->causal ? min(pp->S, i + 1) : pp->S; /* top-left aligned, as the tiled kernel */
     for (long j = 0; j < kend; j++) {
-        __global const X_T *kr = k + j * p.ks[2], *vr = v + j * p.vs[2];
+        __global const X_T *kr = j < Sc ? k + j * pp->ks[2] : kn + (j - Sc) * kns;
+        __global const X_T *vr = j < Sc ? v + j * pp->vs[2] : vn + (j - Sc) * vns;
         float8 d8 = (float8)0.0f;
         for (long c = 0; c < nd; c++)
             d8 = fma(qv[c], att_row_ld8(kr + c * 8), d8);
         float4 d4 = d8.lo + d8.hi;
         float2 d2 = d4.lo + d4.hi;
         float s = d2.x + d2.y;
-        if (p.has_mask)
-            s += LDX(mk, j * p.ms[3]);
+        if (pp->has_mask)
+            s += LDX(mk, j * pp->ms[3]);
         if (s == -INFINITY) /* masked out: no weight, and no NaN from -inf - -inf */
             continue;
         float mn = fmax(m, s), alpha = att_row_exp_from(m, mn), w = att_row_exp_from(s, mn);
@@ -399,12 +401,69 @@ __kernel void att_cpu_row(__global const X_T *Q, __global const X_T *K, __global
     }
     /* A row that saw no key: output 0 and lse -inf, as the other routes. */
     const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-    __global X_T *orow = O + p.o_off + b * p.os[0] + h * p.os[1] + i * p.os[2];
+    __global X_T *orow = O + pp->o_off + b * pp->os[0] + h * pp->os[1] + i * pp->os[2];
     for (long c = 0; c < nv; c++) {
         float lanes[8];
         vstore8(acc[c] * inv, 0, lanes);
         for (int e = 0; e < 8; e++)
-            STX(orow, (c * 8 + e) * p.os[3], lanes[e]);
+            STX(orow, (c * 8 + e) * pp->os[3], lanes[e]);
     }
-    lse[p.lse_off + (b * p.Hq + h) * p.L + i] = l > 0.0f ? m + log(l) : -INFINITY;
+    lse[pp->lse_off + (b * pp->Hq + h) * pp->L + i] = l > 0.0f ? m + log(l) : -INFINITY;
+}
+
+__kernel void att_cpu_row(__global const X_T *Q, __global const X_T *K, __global const X_T *V,
+                          __global const X_T *M, __global X_T *O, __global float *lse, tocl_att_params p)
+{
+    const long i = get_global_id(0), h = get_global_id(1), b = get_global_id(2);
+    if (i < p.L)
+        att_row(Q, K, V, M, O, lse, &p, K, V, p.S, 0, 0, i, h, b);
+}
+
+/* n elements, storage to storage as their bits (half cannot be assigned
+ * without cl_khr_fp16; a cat keeps NaN payloads). */
+inline void att_row_copy(__global X_T *dst, long ds, __global const X_T *src, long n)
+{
+    if (sizeof(X_T) == 2 && ds == 1) /* n is a multiple of 8 (att_row_usable) */
+        for (long c = 0; c < n; c += 8)
+            vstore8(vload8(0, (__global const ushort *)src + c), 0, (__global ushort *)dst + c);
+    else if (sizeof(X_T) == 2)
+        for (long c = 0; c < n; c++)
+            ((__global ushort *)dst)[c * ds] = ((__global const ushort *)src)[c];
+    else if (ds == 1)
+        for (long c = 0; c < n; c += 8)
+            vstore8(vload8(0, (__global const uint *)src + c), 0, (__global uint *)dst + c);
+    else
+        for (long c = 0; c < n; c++)
+            ((__global uint *)dst)[c * ds] = ((__global const uint *)src)[c];
+}
+
+/* att_cpu_row over keys cat(k, kn) and values cat(v, vn) along the
+ * sequence (tocl_att_append), writing those cats to ko and vo as well: a
+ * decoding step's cache growth and its attention in one launch instead of
+ * a cat's and this one's. Row 0 of the first query head of each key head
+ * copies that head's keys and values, after its own attention. */
+__kernel void att_cpu_row_append(__global const X_T *Q, __global const X_T *K, __global const X_T *V,
+                                 __global const X_T *M, __global X_T *O, __global float *lse, tocl_att_params p,
+                                 __global const X_T *KN, __global const X_T *VN, __global X_T *KO,
+                                 __global X_T *VO, tocl_att_append a)
+{
+    const long i = get_global_id(0), h = get_global_id(1), b = get_global_id(2);
+    if (i >= p.L)
+        return;
+    const long hk = h / (p.Hq / p.Hk);
+    __global const X_T *kn = KN + a.kn_off + b * a.kns[0] + hk * a.kns[1];
+    __global const X_T *vn = VN + a.vn_off + b * a.vns[0] + hk * a.vns[1];
+    att_row(Q, K, V, M, O, lse, &p, kn, vn, a.Sc, a.kns[2], a.vns[2], i, h, b);
+    if (i != 0 || h % (p.Hq / p.Hk) != 0)
+        return;
+    __global const X_T *k = K + p.k_off + b * p.ks[0] + hk * p.ks[1];
+    __global const X_T *v = V + p.v_off + b * p.vs[0] + hk * p.vs[1];
+    __global X_T *ko = KO + a.ko_off + b * a.kos[0] + hk * a.kos[1];
+    __global X_T *vo = VO + a.vo_off + b * a.vos[0] + hk * a.vos[1];
+    for (long j = 0; j < p.S; j++) {
+        __global const X_T *kr = j < a.Sc ? k + j * p.ks[2] : kn + (j - a.Sc) * a.kns[2];
+        __global const X_T *vr = j < a.Sc ? v + j * p.vs[2] : vn + (j - a.Sc) * a.vns[2];
+        att_row_copy(ko + j * a.kos[2], a.kos[3], kr, p.D);
+        att_row_copy(vo + j * a.vos[2], a.vos[3], vr, p.Dv);
+    }
 }

@@ -14,8 +14,10 @@
 #include <ATen/Context.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/SDPBackend.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/native/transformers/attention.h>
+#include <ATen/ops/_scaled_dot_product_fused_attention_overrideable.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty_strided.h>
@@ -206,11 +208,47 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> sdpa_backward(
           Tensor()};
 }
 
-// ---- paged attention (serving) ----
-
 void check_same_device(const Tensor& t, const Tensor& ref, const char* what, const char* op) {
   TORCH_CHECK(t.device() == ref.device(), op, ": ", what, " is on ", t.device(), ", expected ", ref.device());
 }
+
+// ---- a decoding step's cache growth and attention (compile/attention_append.py) ----
+
+// torch_ocl::attention_append: (sdpa(q, cat(kc, kn, 2), cat(vc, vn, 2)),
+// that key cat, that value cat), no mask, no dropout, not causal: one
+// launch where the one-row kernel applies (tocl_attn_append_usable), else
+// the cat pair and the attention it replaced. The same bits either way.
+std::tuple<Tensor, Tensor, Tensor> attention_append(const Tensor& q, const Tensor& kc, const Tensor& kn,
+                                                    const Tensor& vc, const Tensor& vn, std::optional<double> scale) {
+  const char* op = "torch_ocl::attention_append";
+  for (const Tensor* t : {&kc, &kn, &vc, &vn})
+    check_same_device(*t, q, "a key or value operand", op);
+  c10::DeviceGuard guard(q.device());
+  int dev = device_index(q.device());
+  TT tq(q), tkc(kc), tkn(kn), tvc(vc), tvn(vn);
+  bool fused = q.dim() == 4 && kc.dim() == 4 && kn.dim() == 4 && vc.dim() == 4 && vn.dim() == 4 &&
+               tocl_attn_append_usable(dev, tq.p(), tkc.p(), tkn.p(), tvc.p(), tvn.p());
+  if (!fused) {
+    static auto pair = c10::Dispatcher::singleton()
+                           .findSchemaOrThrow("torch_ocl::cat_pair", "")
+                           .typed<std::tuple<Tensor, Tensor>(at::TensorList, at::TensorList, int64_t)>();
+    auto [k, v] = pair.call({kc, kn}, {vc, vn}, 2);
+    auto r = at::_scaled_dot_product_fused_attention_overrideable(q, k, v, std::nullopt, 0.0, false, false, scale);
+    return {std::get<0>(r), k, v};
+  }
+  int64_t B = q.size(0), Hq = q.size(1), L = q.size(2), S = kc.size(2) + kn.size(2);
+  Tensor k = at::empty({B, kc.size(1), S, kc.size(3)}, kc.options());  // contiguous, as cat_pair's
+  Tensor v = at::empty({B, vc.size(1), S, vc.size(3)}, vc.options());
+  Tensor out = alloc_like_query(q, vc.size(3));
+  Tensor lse = at::empty({B, Hq, L}, q.options().dtype(lse_dtype(q)));
+  tocl_attn_desc d = make_desc(q, scale, false);
+  TT to(out), tl(lse), tk(k), tv(v);
+  TOCL_CHECK(tocl_attn_forward_append(dev, current_stream(dev), &d, tq.p(), tkc.p(), tkn.p(), tvc.p(), tvn.p(),
+                                      to.p(), tl.p(), tk.p(), tv.p()));
+  return {out, k, v};
+}
+
+// ---- paged attention (serving) ----
 
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& key_cache, const Tensor& value_cache,
                        const Tensor& slot_mapping) {
@@ -278,11 +316,14 @@ TORCH_LIBRARY_FRAGMENT(torch_ocl, m) {
         "Tensor slot_mapping) -> ()");
   m.def("paged_attention(Tensor query, Tensor key_cache, Tensor value_cache, Tensor block_table, "
         "Tensor cu_seqlens_q, Tensor seqlens_k, float scale, bool causal=True, int window=0) -> Tensor");
+  m.def("attention_append(Tensor q, Tensor k_cache, Tensor k_new, Tensor v_cache, Tensor v_new, "
+        "float? scale=None) -> (Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(torch_ocl, PrivateUse1, m) {
   m.impl("reshape_and_cache", TORCH_FN(reshape_and_cache));
   m.impl("paged_attention", TORCH_FN(paged_attention));
+  m.impl("attention_append", TORCH_FN(attention_append));
 }
 
 // The CPU's flash attention entry points (called by name, e.g. by code

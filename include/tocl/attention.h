@@ -43,6 +43,23 @@ tocl_status tocl_attn_forward(int dev, int stream, const tocl_attn_desc *d, cons
                               const tocl_tensor *k, const tocl_tensor *v, const tocl_tensor *mask,
                               const tocl_tensor *out, const tocl_tensor *lse);
 
+/* A decoding step's cache growth and attention in one launch: k_out :=
+ * cat(k_cache, k_new) and v_out := cat(v_cache, v_new) along the sequence
+ * dim ([B, Hk, Sc + Sn, D] / Dv), and out and lse as tocl_attn_forward of
+ * q over k_out and v_out without a mask, the same bits as those two calls.
+ * Only where tocl_attn_append_usable says so (the one-row kernel of a CPU
+ * device: float32/float16/bfloat16, 1..4 query rows, head dims multiples
+ * of 8 up to 256, non-empty caches and new parts, every operand contiguous
+ * along its head dim;
+ * TORCH_OCL_ATTENTION_APPEND=0 turns it off); TOCL_E_UNSUPPORTED
+ * elsewhere, where the caller runs the cat and tocl_attn_forward. */
+int tocl_attn_append_usable(int dev, const tocl_tensor *q, const tocl_tensor *k_cache, const tocl_tensor *k_new,
+                            const tocl_tensor *v_cache, const tocl_tensor *v_new);
+tocl_status tocl_attn_forward_append(int dev, int stream, const tocl_attn_desc *d, const tocl_tensor *q,
+                                     const tocl_tensor *k_cache, const tocl_tensor *k_new,
+                                     const tocl_tensor *v_cache, const tocl_tensor *v_new, const tocl_tensor *out,
+                                     const tocl_tensor *lse, const tocl_tensor *k_out, const tocl_tensor *v_out);
+
 /* Gradients of tocl_attn_forward from its out and lse, recomputing scores
  * tile by tile; delta is scratch of lse's shape and dtype. grad_q, grad_k and
  * grad_v are all written (deterministically: no atomics). */

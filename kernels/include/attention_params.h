@@ -43,6 +43,17 @@ typedef struct tocl_att_params {
     tocl_att_i32 pad;
 } tocl_att_params;
 
+/* The keys and values appended by att_cpu_row_append (a decoding step's
+ * cache growth, kernels/attention_cpu.cl): keys j < Sc come from the
+ * tocl_att_params operands k and v (the caches), keys Sc.. from kn and vn
+ * ([B, Hk, S - Sc, D / Dv]); ko and vo ([B, Hk, S, D / Dv]) receive all
+ * of them, the cat the attention read. A struct apart from
+ * tocl_att_params, whose size PoCL pays per launch (index_params.h). */
+typedef struct tocl_att_append {
+    tocl_att_i64 kns[4], vns[4], kos[4], vos[4]; /* element strides */
+    tocl_att_i64 kn_off, vn_off, ko_off, vo_off, Sc;
+} tocl_att_append;
+
 /* One block of the route by matrix products (kernels/attention_rows.cl):
  * query rows [i0, i0 + rows) of query heads h = hk * (Hq / Hk) + r, for nb
  * (batch, kv head) pairs t (u = t0 + t, b = b0 + u / Hk, hk = u % Hk),

@@ -229,6 +229,75 @@ tocl_status tocl_attn_forward(int dev, int stream, const tocl_attn_desc *d, cons
     return att_launch(dev, stream, kern, tile, p->L, p->B * p->Hq, a, 7);
 }
 
+/* A 4-D operand of dtype dt contiguous along its last dim (what the row
+ * kernel reads 8 at a time). */
+static int att_row_operand(const tocl_tensor *t, tocl_dtype dt) {
+    return t && t->ndim == 4 && t->dtype == dt && (t->sizes[3] <= 1 || t->strides[3] == 1);
+}
+
+int tocl_attn_append_usable(int dev, const tocl_tensor *q, const tocl_tensor *k_cache, const tocl_tensor *k_new,
+                            const tocl_tensor *v_cache, const tocl_tensor *v_new) {
+    if (tocl_device_check(dev) != TOCL_OK || !q || tocl_env_off("TORCH_OCL_ATTENTION_APPEND") ||
+        tocl_env_off("TORCH_OCL_ATTENTION_ROWS") || !att_use_fused_cpu(dev, q->dtype))
+        return 0;
+    const tocl_tensor *t[5] = {q, k_cache, k_new, v_cache, v_new};
+    for (int i = 0; i < 5; i++)
+        if (!att_row_operand(t[i], q->dtype))
+            return 0;
+    int64_t B = q->sizes[0], Hq = q->sizes[1], L = q->sizes[2], D = q->sizes[3], Hk = k_cache->sizes[1];
+    int64_t Dv = v_cache->sizes[3];
+    for (int i = 1; i < 5; i++)
+        if (t[i]->sizes[0] != B || t[i]->sizes[1] != Hk || t[i]->sizes[3] != (i < 3 ? D : Dv))
+            return 0;
+    return B > 0 && Hq > 0 && Hk > 0 && Hq % Hk == 0 && L >= 1 && L <= ATT_ROW_MAX_L && D % 8 == 0 &&
+           Dv % 8 == 0 && D > 0 && Dv > 0 && D <= 256 && Dv <= 256 && k_cache->sizes[2] == v_cache->sizes[2] &&
+           k_new->sizes[2] == v_new->sizes[2] && k_cache->sizes[2] > 0 && k_new->sizes[2] > 0;
+}
+
+tocl_status tocl_attn_forward_append(int dev, int stream, const tocl_attn_desc *d, const tocl_tensor *q,
+                                     const tocl_tensor *k_cache, const tocl_tensor *k_new,
+                                     const tocl_tensor *v_cache, const tocl_tensor *v_new, const tocl_tensor *out,
+                                     const tocl_tensor *lse, const tocl_tensor *k_out, const tocl_tensor *v_out) {
+    if (!tocl_attn_append_usable(dev, q, k_cache, k_new, v_cache, v_new))
+        return tocl_fail(TOCL_E_UNSUPPORTED, "attention append: needs the one-row kernel's case (a CPU device, "
+                         "float32/float16/bfloat16, 1..%d query rows, head dims multiples of 8 up to 256, operands "
+                         "contiguous along the head dim; see tocl_attn_append_usable)", ATT_ROW_MAX_L);
+    att_ctx c;
+    TOCL_TRY(att_setup(dev, d, q, k_cache, v_cache, NULL, &c));
+    tocl_att_params *p = &c.p;
+    tocl_att_append a;
+    memset(&a, 0, sizeof a);
+    a.Sc = p->S;
+    p->S += k_new->sizes[2];
+    int64_t os[4] = {p->B, p->Hq, p->L, p->Dv}, ls[3] = {p->B, p->Hq, p->L};
+    int64_t kn[4] = {p->B, p->Hk, p->S - a.Sc, p->D}, vn[4] = {p->B, p->Hk, p->S - a.Sc, p->Dv};
+    int64_t ko[4] = {p->B, p->Hk, p->S, p->D}, vo[4] = {p->B, p->Hk, p->S, p->Dv};
+    cl_mem bo, bl, bkn, bvn, bko, bvo;
+    cl_long off;
+    TOCL_TRY(att_operand(dev, out, "output", c.dt, os, 4, &bo, &off));
+    p->o_off = off, att_strides(p->os, out);
+    TOCL_TRY(att_operand(dev, lse, "logsumexp", c.acc_dt, ls, 3, &bl, &off));
+    if (!tocl_ops_is_contiguous(lse))
+        return tocl_fail(TOCL_E_INVALID, "attention: logsumexp must be contiguous");
+    p->lse_off = off;
+    TOCL_TRY(att_operand(dev, k_new, "new keys", c.dt, kn, 4, &bkn, &off));
+    a.kn_off = off, att_strides(a.kns, k_new);
+    TOCL_TRY(att_operand(dev, v_new, "new values", c.dt, vn, 4, &bvn, &off));
+    a.vn_off = off, att_strides(a.vns, v_new);
+    TOCL_TRY(att_operand(dev, k_out, "appended keys", c.dt, ko, 4, &bko, &off));
+    a.ko_off = off, att_strides(a.kos, k_out);
+    TOCL_TRY(att_operand(dev, v_out, "appended values", c.dt, vo, 4, &bvo, &off));
+    a.vo_off = off, att_strides(a.vos, v_out);
+    tocl_ops_kernel *kern;
+    TOCL_TRY(att_cpu_kernel(dev, c.dt, "att_cpu_row_append", &kern));
+    size_t global[3] = {(size_t)p->L, (size_t)p->Hq, (size_t)p->B}, local[3] = {1, 1, 1};
+    tocl_ops_arg args[] = {{sizeof(cl_mem), &c.q}, {sizeof(cl_mem), &c.k}, {sizeof(cl_mem), &c.v},
+                           {sizeof(cl_mem), &c.m}, {sizeof bo, &bo},       {sizeof bl, &bl},
+                           {sizeof *p, p},         {sizeof bkn, &bkn},     {sizeof bvn, &bvn},
+                           {sizeof bko, &bko},     {sizeof bvo, &bvo},     {sizeof a, &a}};
+    return tocl_ops_launch(dev, stream, kern, 3, global, local, args, 12);
+}
+
 tocl_status tocl_attn_backward(int dev, int stream, const tocl_attn_desc *d, const tocl_tensor *q,
                                const tocl_tensor *k, const tocl_tensor *v, const tocl_tensor *mask,
                                const tocl_tensor *out, const tocl_tensor *lse, const tocl_tensor *grad_out,

@@ -22,6 +22,7 @@ import torch
 from . import stats
 from .epilogues import fuse_gemm_epilogues, fuse_residual_adds
 from .prologues import fuse_norm_prologues
+from .attention_append import fuse_attention_appends
 from .cat_pairs import pair_cats
 from .positions import slice_position_embeddings
 from .replay import Replayer, replay_refusal
@@ -127,6 +128,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str = "forward
         plan["gemm_residuals"] = fuse_residual_adds(gm)  # and the adds
         plan["gemm_norms"] = fuse_norm_prologues(gm)  # after the ReLUs joined their GEMM
         plan["cat_pairs"] = pair_cats(gm)
+        plan["attention_appends"] = fuse_attention_appends(gm)  # over the pairs
         plan.update(lower_segments(gm, _strict()))
         # The graph module's own code calls each op: boxed inputs in.
         gm.graph.lint()
@@ -157,7 +159,8 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str = "forward
               extern_by_op=plan["extern_by_op"], segments_lowered=plan["segments_lowered"],
               nodes_fused=plan["nodes_fused"], segments_fallback=plan["segments_fallback"],
               gemm_epilogues=plan["gemm_epilogues"], gemm_residuals=plan["gemm_residuals"],
-              gemm_norms=plan["gemm_norms"], cat_pairs=plan["cat_pairs"], position_slices=plan["position_slices"],
+              gemm_norms=plan["gemm_norms"], cat_pairs=plan["cat_pairs"],
+              attention_appends=plan["attention_appends"], position_slices=plan["position_slices"],
               compile_seconds=time.perf_counter() - t0)
     if _log_on():
         print(f"[torch_ocl compile] {kind} graph: {plan['nodes']} nodes, {plan['pointwise_nodes']} pointwise "

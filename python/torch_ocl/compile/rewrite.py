@@ -1,5 +1,5 @@
 """What the graph rewrites run before lowering share (epilogues.py,
-prologues.py, positions.py, cat_pairs.py): their off switch, the view ops
+prologues.py, positions.py, cat_pairs.py, attention_append.py): their off switch, the view ops
 F.linear puts around its product, and their ending."""
 
 import os

@@ -27,6 +27,7 @@ def reset_compile_stats() -> None:
             gemm_residuals=0,      # residual adds after linear layers fused into the GEMM (epilogues.py)
             gemm_norms=0,          # layer norms feeding only a linear layer, made its prologue (prologues.py)
             cat_pairs=0,           # two cats of one shape made one launch (cat_pairs.py)
+            attention_appends=0,   # a KV cache's cat pair and its attention made one launch (attention_append.py)
             position_slices=0,     # embeddings of an arange made slices of the weight (positions.py)
             lowering_errors=0,     # graphs left uncompiled after an internal error
             compile_seconds=0.0,
