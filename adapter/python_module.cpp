@@ -441,7 +441,11 @@ PYBIND11_MODULE(_C, m) {
   m.def("_install_out_device_checks", &install_out_device_checks);
   m.def("_device_count", [] { return tocl_device_count(); });
   m.def("_target_check_counts", [] {  // nll_loss's target checks: (spared a wait, waited); ocl_value_range.h
-    auto c = target_check_counts();
+    auto c = check_counts(CheckKind::target);
+    return py::make_tuple(c.spared, c.waited);
+  });
+  m.def("_index_check_counts", [] {  // index_select's (embedding's) index checks, likewise
+    auto c = check_counts(CheckKind::index);
     return py::make_tuple(c.spared, c.waited);
   });
   m.def("_check_device", [](int dev) { TOCL_CHECK(tocl_device_check(dev)); });

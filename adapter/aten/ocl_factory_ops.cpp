@@ -8,11 +8,14 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "ocl_common.h"
 #include "tocl/factory.h"
 #include "ocl_complex_route.h"
+#include "ocl_value_range.h"
 
 namespace torch_ocl {
 namespace {
@@ -64,6 +67,17 @@ at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c
     tocl_tensor t = to_tocl_tensor(r);
     TOCL_CHECK(tocl_op_arange(dev_of(r), tocl_stream_current(dev_of(r)), &t, s0, s1));
   });
+  // Positions for an embedding (a decoding step's arange(start, start + t)):
+  // the host knows their range, so the index check need not wait
+  // (ocl_value_range.h). int64 and int32 whose values fit, no wrap-around.
+  auto st = result.scalar_type();
+  int64_t span, last;
+  if ((st == at::kLong || st == at::kInt) && !__builtin_mul_overflow(result.numel() - 1, s1.i, &span) &&
+      !__builtin_add_overflow(s0.i, span, &last)) {
+    int64_t lo = std::min(s0.i, last), hi = std::max(s0.i, last);
+    if (st == at::kLong || (lo >= INT32_MIN && hi <= INT32_MAX))
+      note_value_range(result, lo, hi);
+  }
   return result;
 }
 

@@ -21,6 +21,7 @@
 #include <torch/library.h>
 
 #include "ocl_index_util.h"
+#include "ocl_value_range.h"
 #include "ocl_complex_route.h"
 
 namespace torch_ocl {
@@ -49,14 +50,27 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   if (index.numel() == 0 || out.numel() == 0)
     return out;
   int64_t n = size0(self, dim);
-  auto r = index_range(index);
-  if (r.first < 0 || r.second >= n) {
-    // The CPU raises RuntimeError on its dim-1 path and IndexError elsewhere.
-    TORCH_CHECK(!(self.dim() > 1 && dim == 1), "INDICES element is out of DATA bounds, id=", bad_value(r, 0),
-                " axis_dim=", n);
-    TORCH_CHECK_INDEX(false, "index out of range in self");
+  // The CPU raises on a bad index before writing: the bounds come to the
+  // host, which waits for everything queued before (a decoding step: the
+  // whole previous step). Indices the host knows to be in range (an argmax,
+  // randint, a copy from the host) are checked without that wait; a value
+  // changed behind the version counter fails the next synchronization
+  // (ocl_value_range.h). Not under capture: a replay reads new indices.
+  if (!tocl_graph_capturing() && values_known_within(index, 0, n - 1)) {
+    tocl_tensor ti = to_tocl_tensor(index);
+    TOCL_CHECK(tocl_index_check_later(dev_of(index), stream_of(index), &ti, 0, n - 1));
+    count_check(CheckKind::index, true);
+  } else {
+    count_check(CheckKind::index, false);
+    auto r = index_range(index);
+    if (r.first < 0 || r.second >= n) {
+      // The CPU raises RuntimeError on its dim-1 path and IndexError elsewhere.
+      TORCH_CHECK(!(self.dim() > 1 && dim == 1), "INDICES element is out of DATA bounds, id=", bad_value(r, 0),
+                  " axis_dim=", n);
+      TORCH_CHECK_INDEX(false, "index out of range in self");
+    }
+    note_bounds(0, n - 1);
   }
-  note_bounds(0, n - 1);
   c10::DeviceGuard guard(self.device());
   auto st = self.strides().vec();
   if (self.dim() > 0)

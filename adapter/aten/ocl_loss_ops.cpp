@@ -201,10 +201,10 @@ std::tuple<at::Tensor, at::Tensor> nll_fwd(const at::Tensor& self, const at::Ten
   // (ocl_value_range.h). Not under capture: a replay reads new targets.
   if (!tocl_graph_capturing() && values_known_within(target, 0, c - 1)) {
     TOCL_CHECK(tocl_copy_flag_later(dev_of(flag), stream_of(flag), tf.t.data));
-    count_target_check(true);
+    count_check(CheckKind::target, true);
     return {out, tw};
   }
-  count_target_check(false);
+  count_check(CheckKind::target, false);
   tocl_graph_next_read_is_flag();  // a captured graph repeats the check (tocl/graph.h)
   at::Tensor f = flag.cpu();
   TORCH_CHECK_INDEX(f.data_ptr<int64_t>()[0] == 0, "Target ", f.data_ptr<int64_t>()[1], " is out of bounds.");

@@ -12,6 +12,7 @@
 
 #include "ocl_reduce_util.h"
 #include "ocl_complex_route.h"
+#include "ocl_value_range.h"
 
 namespace torch_ocl {
 namespace {
@@ -115,6 +116,11 @@ void arg_impl(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, 
     run(self, {*values, indices}, mask, keepdim, s);
   else
     run(self, {indices}, mask, keepdim, s);
+  // They lie in [0, extent): an index op taking them (a decoding step's
+  // embedding of its argmax) need not wait to check them (ocl_value_range.h).
+  int64_t extent = !dim ? self.numel() : self.dim() == 0 ? 1 : self.size(at::maybe_wrap_dim(*dim, self.dim()));
+  if (extent > 0)
+    note_value_range(indices, 0, extent - 1);
 }
 
 std::tuple<at::Tensor&, at::Tensor&> max_dim_max(const at::Tensor& self, int64_t dim, bool keepdim,

@@ -27,7 +27,7 @@ constexpr size_t kFacts = 32;
 std::mutex g_mu;
 std::array<Fact, kFacts> g_facts;
 size_t g_next;
-std::atomic<int64_t> g_spared{0}, g_waited{0};
+std::atomic<int64_t> g_checks[2][2];  // [kind][spared, waited]
 
 bool trackable(const at::Tensor& t) {
   return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1 &&
@@ -94,8 +94,13 @@ void note_copied_range(const at::Tensor& dst, const at::Tensor& src) {
   note_value_range(dst, lo, hi);
 }
 
-void count_target_check(bool spared) { (spared ? g_spared : g_waited).fetch_add(1, std::memory_order_relaxed); }
+void count_check(CheckKind kind, bool spared) {
+  g_checks[static_cast<int>(kind)][spared ? 0 : 1].fetch_add(1, std::memory_order_relaxed);
+}
 
-TargetCheckCounts target_check_counts() { return {g_spared.load(), g_waited.load()}; }
+CheckCounts check_counts(CheckKind kind) {
+  auto& c = g_checks[static_cast<int>(kind)];
+  return {c[0].load(), c[1].load()};
+}
 
 }  // namespace torch_ocl

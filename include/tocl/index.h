@@ -68,6 +68,12 @@ tocl_status tocl_index_scatter(int dev, int stream, const tocl_tensor *dst, cons
  * indexing op takes once so an out-of-range index raises an error naming it
  * before anything is written. */
 tocl_status tocl_index_minmax(int dev, int stream, const tocl_tensor *idx, int64_t *min, int64_t *max);
+/* The same check without a host wait, for indices the caller already
+ * knows to lie in [lo, hi] (a fact that a write bypassing PyTorch's version
+ * counter can break): the bounds are read back later and a value outside
+ * [lo, hi] fails the next synchronization, as CUDA reports a device-side
+ * assert. Not while a graph is being captured. */
+tocl_status tocl_index_check_later(int dev, int stream, const tocl_tensor *idx, int64_t lo, int64_t hi);
 
 /* dst /= count where count > 0 (floor division for integer dtypes); count
  * is int64 with dst's shape. Used by scatter_reduce(mean). */

@@ -6,7 +6,9 @@
 
 #include "index_params.h"
 #include "ops/index_internal.h"
+#include "queue/record.h"
 #include "queue/trace.h"
+#include "tocl/graph.h"
 
 const char *idx_dt_option(tocl_dtype t) {
     static const char *opt[TOCL_NUM_DTYPES] = {"-DDT_BOOL", "-DDT_U8",   "-DDT_I8",  "-DDT_I16", "-DDT_I32",
@@ -256,7 +258,10 @@ tocl_status tocl_index_scatter(int dev, int stream, const tocl_tensor *dst, cons
 
 /* ---- bounds ---------------------------------------------------------- */
 
-tocl_status tocl_index_minmax(int dev, int stream, const tocl_tensor *idx, int64_t *min, int64_t *max) {
+/* Queue the bounds kernel: idx's [min, max] per group of work-items, into
+ * a new scratch block (*scratch, its buffer and offset, *groups pairs). */
+static tocl_status minmax_enqueue(int dev, int stream, const tocl_tensor *idx, tocl_addr *scratch, cl_mem *bo,
+                                  size_t *boff, size_t *groups_out) {
     TOCL_TRY(tocl_device_check(dev));
     TOCL_TRY(tocl_ops_check_tensor(idx, "index"));
     if (idx->dtype != TOCL_I64 && idx->dtype != TOCL_I32)
@@ -285,24 +290,20 @@ tocl_status tocl_index_minmax(int dev, int stream, const tocl_tensor *idx, int64
     size_t groups = (size_t)((n + (int64_t)local - 1) / (int64_t)local);
     groups = groups > 64 ? 64 : groups;
     size_t global = groups * local, bytes = groups * 2 * sizeof(int64_t);
-    tocl_addr scratch;
-    TOCL_TRY(tocl_mem_alloc(dev, bytes, &scratch));
-    int64_t host[128];
-    cl_mem bo;
-    size_t boff;
+    TOCL_TRY(tocl_mem_alloc(dev, bytes, scratch));
     int mdev;
-    tocl_status s = tocl_mem_resolve(scratch, &mdev, &bo, &boff);
+    tocl_status s = tocl_mem_resolve(*scratch, &mdev, bo, boff);
     cl_command_queue q;
     if (s == TOCL_OK)
         s = tocl_queue_get(dev, stream, &q);
     if (s == TOCL_OK) {
-        cl_long ooff = (cl_long)(boff / sizeof(int64_t)); /* blocks are 512-byte aligned */
+        cl_long ooff = (cl_long)(*boff / sizeof(int64_t)); /* blocks are 512-byte aligned */
         pthread_mutex_lock(&e->lock);
         cl_int err = clSetKernelArg(e->kernel, 0, sizeof(cl_mem), &bi);
         if (err == CL_SUCCESS)
             err = clSetKernelArg(e->kernel, 1, sizeof p, &p);
         if (err == CL_SUCCESS)
-            err = clSetKernelArg(e->kernel, 2, sizeof(cl_mem), &bo);
+            err = clSetKernelArg(e->kernel, 2, sizeof(cl_mem), bo);
         if (err == CL_SUCCESS)
             err = clSetKernelArg(e->kernel, 3, sizeof ooff, &ooff);
         if (err == CL_SUCCESS)
@@ -319,12 +320,22 @@ tocl_status tocl_index_minmax(int dev, int stream, const tocl_tensor *idx, int64
             s = tocl_fail(TOCL_E_OPENCL, "launching the index bounds kernel on device %d: %s (%d)", dev,
                           tocl_cl_error_name(err), (int)err);
     }
+    if (s != TOCL_OK)
+        tocl_mem_free(*scratch);
+    *groups_out = groups;
+    return s;
+}
+
+tocl_status tocl_index_minmax(int dev, int stream, const tocl_tensor *idx, int64_t *min, int64_t *max) {
+    tocl_addr scratch;
+    cl_mem bo;
+    size_t boff, groups;
+    TOCL_TRY(minmax_enqueue(dev, stream, idx, &scratch, &bo, &boff, &groups));
     /* The one host wait of an indexing op: PyTorch raises on a bad index
      * before writing anything, so the bounds must be known here. */
-    if (s == TOCL_OK) {
-        tocl_rec_next_read_is_check((int)groups); /* a captured graph repeats the check (queue/record.h) */
-        s = tocl_copy_d2h(dev, stream, host, scratch, bytes, 1);
-    }
+    int64_t host[128];
+    tocl_rec_next_read_is_check((int)groups); /* a captured graph repeats the check (queue/record.h) */
+    tocl_status s = tocl_copy_d2h(dev, stream, host, scratch, groups * 2 * sizeof(int64_t), 1);
     tocl_mem_free(scratch);
     TOCL_TRY(s);
     int64_t mn = host[0], mx = host[1];
@@ -335,6 +346,22 @@ tocl_status tocl_index_minmax(int dev, int stream, const tocl_tensor *idx, int64
     *min = mn;
     *max = mx;
     return TOCL_OK;
+}
+
+tocl_status tocl_index_check_later(int dev, int stream, const tocl_tensor *idx, int64_t lo, int64_t hi) {
+    if (tocl_graph_capturing())
+        return tocl_fail(TOCL_E_INVALID, "index check read back later: not while a graph is captured (a replay "
+                         "reads new indices; tocl_index_minmax records a check it repeats)");
+    tocl_addr scratch;
+    cl_mem bo;
+    size_t boff, groups;
+    TOCL_TRY(minmax_enqueue(dev, stream, idx, &scratch, &bo, &boff, &groups));
+    cl_command_queue q;
+    tocl_status s = tocl_queue_get(dev, stream, &q);
+    if (s == TOCL_OK) /* judged at the next host wait (queue/deferred.c) */
+        s = tocl_deferred_read(dev, stream, q, bo, boff, groups * 2 * sizeof(int64_t), (int)groups, lo, hi);
+    tocl_mem_free(scratch); /* stream-ordered: the read is queued before any reuse */
+    return s;
 }
 
 /* ---- scatter_reduce(mean) -------------------------------------------- */

@@ -2,7 +2,8 @@
  *
  * A replayed graph does not wait for its index bounds checks: each replay
  * reads the [min, max] pairs back without a host wait (queue/record.c) and
- * hands the read here. The values are checked when the host waits for the
+ * hands the read here; so do nll_loss and index ops whose values the host
+ * knows to be in range (tocl_copy_flag_later, tocl_index_check_later). The values are checked when the host waits for the
  * device anyway (a synchronize, an event wait, a blocking copy to the host)
  * and, once they have arrived, at the next replay; a bad one fails that
  * call. This is how CUDA reports a device-side assert: at a later API call.
@@ -55,9 +56,11 @@ static tocl_status verdict(const pending *p) {
         int64_t mn = p->vals[2 * g], mx = p->vals[2 * g + 1];
         if (mn < p->lo || mx > p->hi)
             return tocl_fail(TOCL_E_INVALID,
-                             "index %lld is out of bounds [%lld, %lld]: found by a replayed graph's bounds check "
-                             "and reported at the next synchronization or replay on device %d (as CUDA reports a "
-                             "device-side assert); the graph's work after that index op ran with the index skipped",
+                             "index %lld is out of bounds [%lld, %lld]: found by a bounds check read back without a "
+                             "host wait (a replayed graph's, or an index op's for indices whose range the host knew "
+                             "and that changed without their version counter) and reported at the next "
+                             "synchronization or replay on device %d (as CUDA reports a device-side assert); the work "
+                             "queued after that index op ran with the index skipped",
                              (long long)(mn < p->lo ? mn : mx), (long long)p->lo, (long long)p->hi, p->dev);
     }
     return TOCL_OK;
