@@ -48,7 +48,7 @@ typedef struct tocl_att_params {
  * tocl_att_params operands k and v (the caches), keys Sc.. from kn and vn
  * ([B, Hk, S - Sc, D / Dv]); ko and vo ([B, Hk, S, D / Dv]) receive all
  * of them, the cat the attention read. A struct apart from
- * tocl_att_params, whose size PoCL pays per launch (index_params.h). */
+ * tocl_att_params, which the other kernels share unchanged. */
 typedef struct tocl_att_append {
     tocl_att_i64 kns[4], vns[4], kos[4], vos[4]; /* element strides */
     tocl_att_i64 kn_off, vn_off, ko_off, vo_off, Sc;

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 import torch_ocl
 from conftest import ocl_kernels_run
+from test_cat_pairs import _step, decode_steps
 
 OCL = "ocl"
 append = torch.ops.torch_ocl.attention_append
@@ -97,37 +98,14 @@ def test_bad_input_raises_clearly():
     assert torch.equal(out.cpu(), separate(q, kc, k, vc, v)[0].cpu())
 
 
-def _step(cache, w, x):
-    """One step of a 2-layer attention stack with a KV cache per layer."""
-    grown = []
-    for i, (ck, cv) in enumerate(cache):
-        q, k, v = F.linear(x, w[i]).chunk(3, -1)
-        q, k, v = (z.view(1, 1, 4, 16).transpose(1, 2) for z in (q, k, v))
-        k, v = torch.cat([ck, k], 2), torch.cat([cv, v], 2)
-        grown.append((k, v))
-        x = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(1, 1, 64)
-    return x, grown
-
-
 @pytest.mark.usefixtures("fresh_dynamo")
 @pytest.mark.parametrize("mode", [None, "reduce-overhead"])
 def test_compiled_decoding_fuses_each_layer(mode, monkeypatch):
-    torch.manual_seed(0)
-    w = [torch.randn(192, 64, device=OCL) / 8 for _ in range(2)]
-    cache0 = [(torch.randn(1, 4, 5, 16, device=OCL), torch.randn(1, 4, 5, 16, device=OCL)) for _ in range(2)]
-    x = torch.randn(1, 1, 64, device=OCL)
-    f = torch.compile(_step, backend="ocl", dynamic=True, mode=mode)
+    f, cc, (w, cache0, x) = decode_steps(mode)  # test_cat_pairs.py: four steps equal to eager bit for bit
+    assert torch_ocl.compile_stats()["attention_appends"] == 2  # one graph, two layers
     with torch.no_grad():
-        ce, cc = cache0, cache0
-        for _ in range(4):  # a new cache length each step: one artifact serves them
-            xe, ce = _step(ce, w, x)
-            xc, cc = f(cc, w, x)
-            assert torch.equal(xc.cpu(), xe.cpu())
-            for (ke, ve), (kc, vc) in zip(ce, cc):
-                assert torch.equal(kc.cpu(), ke.cpu()) and torch.equal(vc.cpu(), ve.cpu())
-        assert torch_ocl.compile_stats()["attention_appends"] == 2  # one graph, two layers
         names = attention_kernels(lambda: f(cc, w, x))
-        assert names.count("att_cpu_row_append") == 2 and "tocl_shape_cat_runs" not in names
+    assert names.count("att_cpu_row_append") == 2 and "tocl_shape_cat_runs" not in names
     torch._dynamo.reset()
     torch_ocl.reset_compile_stats()
     monkeypatch.setenv("TORCH_OCL_ATTENTION_APPEND", "0")

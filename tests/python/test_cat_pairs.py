@@ -117,9 +117,10 @@ def _step(cache, qkv_w, x):
     return x, grown
 
 
-@pytest.mark.usefixtures("fresh_dynamo")
-@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
-def test_compiled_decoding_pairs_each_layers_cats(mode, monkeypatch):
+def decode_steps(mode):
+    """Four steps of _step compiled (dynamic: a new cache length each step)
+    against eager, equal bit for bit; returns the compiled step, the last
+    cache and (weights, cache0, x)."""
     torch.manual_seed(0)
     w = [torch.randn(192, 64, device=OCL) / 8 for _ in range(2)]
     cache0 = [(torch.randn(1, 4, 5, 16, device=OCL), torch.randn(1, 4, 5, 16, device=OCL)) for _ in range(2)]
@@ -133,6 +134,13 @@ def test_compiled_decoding_pairs_each_layers_cats(mode, monkeypatch):
             assert torch.equal(xc.cpu(), xe.cpu())
             for (ke, ve), (kc, vc) in zip(ce, cc):
                 assert torch.equal(kc.cpu(), ke.cpu()) and torch.equal(vc.cpu(), ve.cpu())
+    return f, cc, (w, cache0, x)
+
+
+@pytest.mark.usefixtures("fresh_dynamo")
+@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
+def test_compiled_decoding_pairs_each_layers_cats(mode, monkeypatch):
+    _, _, (w, cache0, x) = decode_steps(mode)
     assert torch_ocl.compile_stats()["cat_pairs"] >= 2
     torch._dynamo.reset()
     torch_ocl.reset_compile_stats()
