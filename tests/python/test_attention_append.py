@@ -68,7 +68,7 @@ def test_scale_and_caches_that_are_views():
         torch.testing.assert_close(got[0].cpu().double(), referee(q, kc, k, vc, v, scale), atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.parametrize("case", ["rows", "float64", "head_dim", "empty_cache", "switch"])
+@pytest.mark.parametrize("case", ["rows", "float64", "head_dim", "empty_cache", "strided_head_dim", "switch"])
 def test_outside_the_row_kernel_it_is_the_cat_pair_and_attention(case, monkeypatch):
     dtype, sc, d, rows = torch.float32, 10, 64, 1
     if case == "rows":
@@ -82,6 +82,8 @@ def test_outside_the_row_kernel_it_is_the_cat_pair_and_attention(case, monkeypat
     else:
         monkeypatch.setenv("TORCH_OCL_ATTENTION_APPEND", "0")
     ops = operands(dtype, sc, 4, 4, d, rows)
+    if case == "strided_head_dim":  # new keys every other element along the head dim
+        ops = (*ops[:2], torch.randn(1, 4, 1, 2 * d, device=OCL)[..., ::2], *ops[3:])
     got = append(*ops)
     assert all(torch.equal(a.cpu(), b.cpu()) for a, b in zip(got, separate(*ops)))
     torch.testing.assert_close(got[0].cpu().double(), referee(*ops), atol=1e-5, rtol=1e-5)
