@@ -352,6 +352,16 @@ tocl_status tocl_index_check_later(int dev, int stream, const tocl_tensor *idx, 
     if (tocl_graph_capturing())
         return tocl_fail(TOCL_E_INVALID, "index check read back later: not while a graph is captured (a replay "
                          "reads new indices; tocl_index_minmax records a check it repeats)");
+    if (stream != tocl_stream_current(dev)) {
+        /* The scratch block is the current stream's: freed before the read
+         * ran, another stream could reuse it first. Check now instead. */
+        int64_t mn, mx;
+        TOCL_TRY(tocl_index_minmax(dev, stream, idx, &mn, &mx));
+        if (mn < lo || mx > hi)
+            return tocl_fail(TOCL_E_INVALID, "index %lld is out of bounds [%lld, %lld]", (long long)(mn < lo ? mn : mx),
+                             (long long)lo, (long long)hi);
+        return TOCL_OK;
+    }
     tocl_addr scratch;
     cl_mem bo;
     size_t boff, groups;

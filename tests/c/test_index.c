@@ -340,6 +340,36 @@ static void test_replayed_bounds_check(void) {
     dt_free(&idx);
 }
 
+/* tocl_index_check_later: no host wait; a bad index fails the next
+ * synchronization, once. On a stream other than the current one it checks
+ * at once (its scratch block belongs to the current stream). */
+static void test_check_later(void) {
+    int64_t sz[1] = {3}, st[1] = {1};
+    dev_tensor idx;
+    CHECK(dt_make(&idx, 0, TOCL_I64, 1, sz, st, 3, 0));
+    int64_t *ix = dt_elems(&idx);
+    int64_t good[3] = {0, 9, 4}, bad[3] = {0, 12, 4};
+    memcpy(ix, good, sizeof good);
+    dt_upload(&idx, 0);
+    CHECK_OK(tocl_index_check_later(0, 0, &idx.t, 0, 9));
+    CHECK_OK(tocl_device_sync(0));
+    memcpy(ix, bad, sizeof bad);
+    dt_upload(&idx, 0);
+    CHECK_OK(tocl_index_check_later(0, 0, &idx.t, 0, 9)); /* queued, not judged */
+    CHECK_STATUS(tocl_device_sync(0), TOCL_E_INVALID);
+    CHECK(strstr(tocl_last_error(), "index 12 is out of bounds [0, 9]"));
+    CHECK_OK(tocl_device_sync(0)); /* reported once */
+    int other = 0;
+    CHECK_OK(tocl_stream_from_pool(0, &other));
+    CHECK(other != tocl_stream_current(0));
+    CHECK_OK(tocl_device_sync(0));
+    CHECK_STATUS(tocl_index_check_later(0, other, &idx.t, 0, 9), TOCL_E_INVALID); /* at once */
+    CHECK(strstr(tocl_last_error(), "index 12 is out of bounds [0, 9]"));
+    CHECK_OK(tocl_index_check_later(0, other, &idx.t, 0, 12));
+    CHECK_OK(tocl_device_sync(0));
+    dt_free(&idx);
+}
+
 int main(void) {
     if (tocl_device_count() < 1) {
         printf("no OpenCL device; skipping\n");
@@ -350,6 +380,7 @@ int main(void) {
     test_mask();
     test_remaps();
     test_replayed_bounds_check();
+    test_check_later();
     test_cat();
     TOCL_TEST_END();
 }
