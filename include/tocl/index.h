@@ -72,7 +72,8 @@ tocl_status tocl_index_minmax(int dev, int stream, const tocl_tensor *idx, int64
  * knows to lie in [lo, hi] (a fact that a write bypassing PyTorch's version
  * counter can break): the bounds are read back later and a value outside
  * [lo, hi] fails the next synchronization, as CUDA reports a device-side
- * assert. Not while a graph is being captured. */
+ * assert. Not while a graph is being captured. On a stream other than dev's
+ * current one it checks at once (returning TOCL_E_INVALID for a bad index). */
 tocl_status tocl_index_check_later(int dev, int stream, const tocl_tensor *idx, int64_t lo, int64_t hi);
 
 /* dst /= count where count > 0 (floor division for integer dtypes); count
