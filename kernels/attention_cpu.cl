@@ -419,22 +419,16 @@ __kernel void att_cpu_row(__global const X_T *Q, __global const X_T *K, __global
         att_row(Q, K, V, M, O, lse, &p, K, V, p.S, 0, 0, i, h, b);
 }
 
-/* n elements, storage to storage as their bits (half cannot be assigned
- * without cl_khr_fp16; a cat keeps NaN payloads). */
-inline void att_row_copy(__global X_T *dst, long ds, __global const X_T *src, long n)
+/* n elements (a multiple of 8), both rows contiguous, storage to storage
+ * as their bits (half cannot be assigned without cl_khr_fp16; a cat keeps
+ * NaN payloads). */
+inline void att_row_copy(__global X_T *dst, __global const X_T *src, long n)
 {
-    if (sizeof(X_T) == 2 && ds == 1) /* n is a multiple of 8 (att_row_usable) */
-        for (long c = 0; c < n; c += 8)
+    for (long c = 0; c < n; c += 8)
+        if (sizeof(X_T) == 2)
             vstore8(vload8(0, (__global const ushort *)src + c), 0, (__global ushort *)dst + c);
-    else if (sizeof(X_T) == 2)
-        for (long c = 0; c < n; c++)
-            ((__global ushort *)dst)[c * ds] = ((__global const ushort *)src)[c];
-    else if (ds == 1)
-        for (long c = 0; c < n; c += 8)
+        else
             vstore8(vload8(0, (__global const uint *)src + c), 0, (__global uint *)dst + c);
-    else
-        for (long c = 0; c < n; c++)
-            ((__global uint *)dst)[c * ds] = ((__global const uint *)src)[c];
 }
 
 /* att_cpu_row over keys cat(k, kn) and values cat(v, vn) along the
@@ -463,7 +457,7 @@ __kernel void att_cpu_row_append(__global const X_T *Q, __global const X_T *K, _
     for (long j = 0; j < p.S; j++) {
         __global const X_T *kr = j < a.Sc ? k + j * p.ks[2] : kn + (j - a.Sc) * a.kns[2];
         __global const X_T *vr = j < a.Sc ? v + j * p.vs[2] : vn + (j - a.Sc) * a.vns[2];
-        att_row_copy(ko + j * a.kos[2], a.kos[3], kr, p.D);
-        att_row_copy(vo + j * a.vos[2], a.vos[3], vr, p.Dv);
+        att_row_copy(ko + j * a.kos[2], kr, p.D);
+        att_row_copy(vo + j * a.vos[2], vr, p.Dv);
     }
 }

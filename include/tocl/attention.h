@@ -49,8 +49,8 @@ tocl_status tocl_attn_forward(int dev, int stream, const tocl_attn_desc *d, cons
  * q over k_out and v_out without a mask, the same bits as those two calls.
  * Only where tocl_attn_append_usable says so (the one-row kernel of a CPU
  * device: float32/float16/bfloat16, 1..4 query rows, head dims multiples
- * of 8 up to 256, non-empty caches and new parts, every operand contiguous
- * along its head dim;
+ * of 8 up to 256, non-empty caches and new parts, every operand and result
+ * contiguous along its head dim;
  * TORCH_OCL_ATTENTION_APPEND=0 turns it off); TOCL_E_UNSUPPORTED
  * elsewhere, where the caller runs the cat and tocl_attn_forward. */
 int tocl_attn_append_usable(int dev, const tocl_tensor *q, const tocl_tensor *k_cache, const tocl_tensor *k_new,

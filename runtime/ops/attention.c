@@ -128,11 +128,15 @@ static int att_use_fused_cpu(int dev, tocl_dtype dt) {
  * kernel: 4 heads x 41 keys x 64 took 16 us. TORCH_OCL_ATTENTION_ROWS=0
  * turns it off. */
 #define ATT_ROW_MAX_L 4
+/* The one-row kernel's sizes and dtype (its operands' strides aside). */
+static int att_row_fits(int dev, tocl_dtype dt, int64_t L, int64_t D, int64_t Dv) {
+    return att_use_fused_cpu(dev, dt) && L <= ATT_ROW_MAX_L && D % 8 == 0 && Dv % 8 == 0 && D <= 256 &&
+           Dv <= 256 && D > 0 && Dv > 0 && !tocl_env_off("TORCH_OCL_ATTENTION_ROWS");
+}
+
 static int att_row_usable(int dev, const att_ctx *c) {
     const tocl_att_params *p = &c->p;
-    return att_use_fused_cpu(dev, c->dt) && p->L <= ATT_ROW_MAX_L && p->D % 8 == 0 && p->Dv % 8 == 0 &&
-           p->D <= 256 && p->Dv <= 256 && p->D > 0 && p->Dv > 0 && p->qs[3] == 1 && p->ks[3] == 1 &&
-           p->vs[3] == 1 && !tocl_env_off("TORCH_OCL_ATTENTION_ROWS");
+    return att_row_fits(dev, c->dt, p->L, p->D, p->Dv) && p->qs[3] == 1 && p->ks[3] == 1 && p->vs[3] == 1;
 }
 
 /* Kernel `name` of kernels/attention_cpu.cl for storage dtype dt. */
@@ -237,8 +241,7 @@ static int att_row_operand(const tocl_tensor *t, tocl_dtype dt) {
 
 int tocl_attn_append_usable(int dev, const tocl_tensor *q, const tocl_tensor *k_cache, const tocl_tensor *k_new,
                             const tocl_tensor *v_cache, const tocl_tensor *v_new) {
-    if (tocl_device_check(dev) != TOCL_OK || !q || tocl_env_off("TORCH_OCL_ATTENTION_APPEND") ||
-        tocl_env_off("TORCH_OCL_ATTENTION_ROWS") || !att_use_fused_cpu(dev, q->dtype))
+    if (tocl_device_check(dev) != TOCL_OK || !q || tocl_env_off("TORCH_OCL_ATTENTION_APPEND"))
         return 0;
     const tocl_tensor *t[5] = {q, k_cache, k_new, v_cache, v_new};
     for (int i = 0; i < 5; i++)
@@ -249,19 +252,20 @@ int tocl_attn_append_usable(int dev, const tocl_tensor *q, const tocl_tensor *k_
     for (int i = 1; i < 5; i++)
         if (t[i]->sizes[0] != B || t[i]->sizes[1] != Hk || t[i]->sizes[3] != (i < 3 ? D : Dv))
             return 0;
-    return B > 0 && Hq > 0 && Hk > 0 && Hq % Hk == 0 && L >= 1 && L <= ATT_ROW_MAX_L && D % 8 == 0 &&
-           Dv % 8 == 0 && D > 0 && Dv > 0 && D <= 256 && Dv <= 256 && k_cache->sizes[2] == v_cache->sizes[2] &&
-           k_new->sizes[2] == v_new->sizes[2] && k_cache->sizes[2] > 0 && k_new->sizes[2] > 0;
+    return att_row_fits(dev, q->dtype, L, D, Dv) && B > 0 && Hq > 0 && Hk > 0 && Hq % Hk == 0 && L >= 1 &&
+           k_cache->sizes[2] == v_cache->sizes[2] && k_new->sizes[2] == v_new->sizes[2] && k_cache->sizes[2] > 0 &&
+           k_new->sizes[2] > 0;
 }
 
 tocl_status tocl_attn_forward_append(int dev, int stream, const tocl_attn_desc *d, const tocl_tensor *q,
                                      const tocl_tensor *k_cache, const tocl_tensor *k_new,
                                      const tocl_tensor *v_cache, const tocl_tensor *v_new, const tocl_tensor *out,
                                      const tocl_tensor *lse, const tocl_tensor *k_out, const tocl_tensor *v_out) {
-    if (!tocl_attn_append_usable(dev, q, k_cache, k_new, v_cache, v_new))
+    if (!tocl_attn_append_usable(dev, q, k_cache, k_new, v_cache, v_new) || !att_row_operand(k_out, q->dtype) ||
+        !att_row_operand(v_out, q->dtype))
         return tocl_fail(TOCL_E_UNSUPPORTED, "attention append: needs the one-row kernel's case (a CPU device, "
                          "float32/float16/bfloat16, 1..%d query rows, head dims multiples of 8 up to 256, operands "
-                         "contiguous along the head dim; see tocl_attn_append_usable)", ATT_ROW_MAX_L);
+                         "and results contiguous along the head dim; see tocl_attn_append_usable)", ATT_ROW_MAX_L);
     att_ctx c;
     TOCL_TRY(att_setup(dev, d, q, k_cache, v_cache, NULL, &c));
     tocl_att_params *p = &c.p;

@@ -6,7 +6,6 @@
 
 #include "index_params.h"
 #include "ops/index_internal.h"
-#include "queue/record.h"
 #include "queue/trace.h"
 #include "tocl/graph.h"
 

@@ -3,11 +3,12 @@
  * A replayed graph does not wait for its index bounds checks: each replay
  * reads the [min, max] pairs back without a host wait (queue/record.c) and
  * hands the read here; so do nll_loss and index ops whose values the host
- * knows to be in range (tocl_copy_flag_later, tocl_index_check_later). The values are checked when the host waits for the
- * device anyway (a synchronize, an event wait, a blocking copy to the host)
- * and, once they have arrived, at the next replay; a bad one fails that
- * call. This is how CUDA reports a device-side assert: at a later API call.
- * Waiting at each replay instead cost a decoding step its overlap of host
+ * knows to be in range (tocl_copy_flag_later, tocl_index_check_later). The
+ * values are checked when the host waits for the device anyway (a
+ * synchronize, an event wait, a blocking copy to the host) and, once they
+ * have arrived, at the next replay; a bad one fails that call. This is
+ * how CUDA reports a device-side assert: at a later API call. Waiting at
+ * each replay instead cost a decoding step its overlap of host
  * and device (1.72x -> 1.55x of fused eager on a KV-cache decode). */
 #include <pthread.h>
 #include <stdio.h>

@@ -295,17 +295,25 @@ static void test_cat(void) {
     dt_free(&dst);
 }
 
+/* A 3-element int64 index on device 0; idx3_set writes and uploads values. */
+static void idx3_set(dev_tensor *idx, const int64_t v[3]) {
+    memcpy(dt_elems(idx), v, 3 * sizeof *v);
+    dt_upload(idx, 0);
+}
+
+static void idx3_make(dev_tensor *idx, const int64_t v[3]) {
+    int64_t sz[1] = {3}, st[1] = {1};
+    CHECK(dt_make(idx, 0, TOCL_I64, 1, sz, st, 3, 0));
+    idx3_set(idx, v);
+}
+
 /* A captured bounds check: replays read it back without waiting, and a bad
  * index fails the next synchronization, once; 300 replays without one keep
  * at most the pending cap (deferred.c) and still report. */
 static void test_replayed_bounds_check(void) {
-    int64_t sz[1] = {3}, st[1] = {1};
     dev_tensor idx;
-    CHECK(dt_make(&idx, 0, TOCL_I64, 1, sz, st, 3, 0));
-    int64_t *ix = dt_elems(&idx);
     int64_t good[3] = {0, 9, 4}, bad[3] = {0, 10, 4};
-    memcpy(ix, good, sizeof good);
-    dt_upload(&idx, 0);
+    idx3_make(&idx, good);
     tocl_graph *g = NULL;
     const char *why = "unset";
     int64_t mn = 0, mx = 0;
@@ -316,8 +324,7 @@ static void test_replayed_bounds_check(void) {
     CHECK(why == NULL && mn == 0 && mx == 9);
     CHECK_OK(tocl_graph_replay(g));
     CHECK_OK(tocl_device_sync(0));
-    memcpy(ix, bad, sizeof bad);
-    dt_upload(&idx, 0);
+    idx3_set(&idx, bad);
     CHECK_OK(tocl_stream_sync(0, 0)); /* the upload alone reports nothing */
     for (int i = 0; i < 300; i++) {
         tocl_status s = tocl_graph_replay(g); /* may report an arrived check */
@@ -325,13 +332,11 @@ static void test_replayed_bounds_check(void) {
         if (s != TOCL_OK)
             break;
     }
-    memcpy(ix, good, sizeof good);
-    dt_upload(&idx, 0);
+    idx3_set(&idx, good);
     tocl_status s = tocl_device_sync(0); /* what is left of those replays */
     CHECK(s == TOCL_OK || (s == TOCL_E_INVALID && strstr(tocl_last_error(), "[0, 9]")));
     CHECK_OK(tocl_device_sync(0)); /* reported once */
-    memcpy(ix, bad, sizeof bad);
-    dt_upload(&idx, 0);
+    idx3_set(&idx, bad);
     CHECK_OK(tocl_graph_replay(g));
     CHECK_STATUS(tocl_stream_sync(0, 0), TOCL_E_INVALID);
     CHECK(strstr(tocl_last_error(), "index 10 is out of bounds [0, 9]"));
@@ -344,17 +349,12 @@ static void test_replayed_bounds_check(void) {
  * synchronization, once. On a stream other than the current one it checks
  * at once (its scratch block belongs to the current stream). */
 static void test_check_later(void) {
-    int64_t sz[1] = {3}, st[1] = {1};
     dev_tensor idx;
-    CHECK(dt_make(&idx, 0, TOCL_I64, 1, sz, st, 3, 0));
-    int64_t *ix = dt_elems(&idx);
     int64_t good[3] = {0, 9, 4}, bad[3] = {0, 12, 4};
-    memcpy(ix, good, sizeof good);
-    dt_upload(&idx, 0);
+    idx3_make(&idx, good);
     CHECK_OK(tocl_index_check_later(0, 0, &idx.t, 0, 9));
     CHECK_OK(tocl_device_sync(0));
-    memcpy(ix, bad, sizeof bad);
-    dt_upload(&idx, 0);
+    idx3_set(&idx, bad);
     CHECK_OK(tocl_index_check_later(0, 0, &idx.t, 0, 9)); /* queued, not judged */
     CHECK_STATUS(tocl_device_sync(0), TOCL_E_INVALID);
     CHECK(strstr(tocl_last_error(), "index 12 is out of bounds [0, 9]"));

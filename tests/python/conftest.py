@@ -21,6 +21,17 @@ if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = _inductor_dir
     atexit.register(shutil.rmtree, _inductor_dir, True)
 
+def check_counted(counts, spared, fn):
+    """fn() under a check counter (counts() -> (spared, waited), e.g.
+    torch_ocl._C._index_check_counts): it must add exactly one check,
+    spared or waited as the caller expects. Returns fn()'s result."""
+    s0, w0 = counts()
+    out = fn()
+    s1, w1 = counts()
+    assert (s1 - s0, w1 - w0) == ((1, 0) if spared else (0, 1))
+    return out
+
+
 ALL_DTYPES = [
     torch.float32,
     torch.float16,

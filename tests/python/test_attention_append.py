@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 import torch_ocl
 from conftest import ocl_kernels_run
-from test_cat_pairs import _step, decode_steps
+from test_cat_pairs import decode_steps, made_when_switched_off
 
 OCL = "ocl"
 append = torch.ops.torch_ocl.attention_append
@@ -103,17 +103,13 @@ def test_bad_input_raises_clearly():
 @pytest.mark.usefixtures("fresh_dynamo")
 @pytest.mark.parametrize("mode", [None, "reduce-overhead"])
 def test_compiled_decoding_fuses_each_layer(mode, monkeypatch):
-    f, cc, (w, cache0, x) = decode_steps(mode)  # test_cat_pairs.py: four steps equal to eager bit for bit
+    f, cc, inputs = decode_steps(mode)  # test_cat_pairs.py: four steps equal to eager bit for bit
     assert torch_ocl.compile_stats()["attention_appends"] == 2  # one graph, two layers
+    w, _, x = inputs
     with torch.no_grad():
         names = attention_kernels(lambda: f(cc, w, x))
     assert names.count("att_cpu_row_append") == 2 and "tocl_shape_cat_runs" not in names
-    torch._dynamo.reset()
-    torch_ocl.reset_compile_stats()
-    monkeypatch.setenv("TORCH_OCL_ATTENTION_APPEND", "0")
-    with torch.no_grad():
-        torch.compile(_step, backend="ocl", dynamic=True)(cache0, w, x)
-    assert torch_ocl.compile_stats()["attention_appends"] == 0
+    assert made_when_switched_off("TORCH_OCL_ATTENTION_APPEND", "attention_appends", inputs, monkeypatch) == 0
 
 
 @pytest.mark.usefixtures("fresh_dynamo")

@@ -137,17 +137,23 @@ def decode_steps(mode):
     return f, cc, (w, cache0, x)
 
 
+def made_when_switched_off(switch, stat, inputs, monkeypatch):
+    """compile_stats()[stat] of a fresh compile of _step with switch=0."""
+    torch._dynamo.reset()
+    torch_ocl.reset_compile_stats()
+    monkeypatch.setenv(switch, "0")
+    w, cache0, x = inputs
+    with torch.no_grad():
+        torch.compile(_step, backend="ocl", dynamic=True)(cache0, w, x)
+    return torch_ocl.compile_stats()[stat]
+
+
 @pytest.mark.usefixtures("fresh_dynamo")
 @pytest.mark.parametrize("mode", [None, "reduce-overhead"])
 def test_compiled_decoding_pairs_each_layers_cats(mode, monkeypatch):
-    _, _, (w, cache0, x) = decode_steps(mode)
+    _, _, inputs = decode_steps(mode)
     assert torch_ocl.compile_stats()["cat_pairs"] >= 2
-    torch._dynamo.reset()
-    torch_ocl.reset_compile_stats()
-    monkeypatch.setenv("TORCH_OCL_CAT_PAIRS", "0")
-    with torch.no_grad():
-        torch.compile(_step, backend="ocl", dynamic=True)(cache0, w, x)
-    assert torch_ocl.compile_stats()["cat_pairs"] == 0
+    assert made_when_switched_off("TORCH_OCL_CAT_PAIRS", "cat_pairs", inputs, monkeypatch) == 0
 
 
 @pytest.mark.usefixtures("fresh_dynamo")

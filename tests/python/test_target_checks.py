@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_ocl
+from conftest import check_counted
 
 OCL = "ocl"
 
@@ -23,10 +24,7 @@ def counts():
 
 def checked(logits, target, spared, **kw):
     """cross_entropy equal to the CPU's, and whether its check waited."""
-    s0, w0 = counts()
-    loss = F.cross_entropy(logits, target, **kw)
-    s1, w1 = counts()
-    assert (s1 - s0, w1 - w0) == ((1, 0) if spared else (0, 1))
+    loss = check_counted(counts, spared, lambda: F.cross_entropy(logits, target, **kw))
     torch.testing.assert_close(loss.cpu(), F.cross_entropy(logits.cpu(), target.cpu(), **kw))
     return loss
 
