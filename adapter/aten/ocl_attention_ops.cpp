@@ -17,7 +17,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/native/transformers/attention.h>
-#include <ATen/ops/_scaled_dot_product_fused_attention_overrideable.h>
+#include <ATen/ops/scaled_dot_product_attention.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty_strided.h>
@@ -233,8 +233,12 @@ std::tuple<Tensor, Tensor, Tensor> attention_append(const Tensor& q, const Tenso
                            .findSchemaOrThrow("torch_ocl::cat_pair", "")
                            .typed<std::tuple<Tensor, Tensor>(at::TensorList, at::TensorList, int64_t)>();
     auto [k, v] = pair.call({kc, kn}, {vc, vn}, 2);
-    auto r = at::_scaled_dot_product_fused_attention_overrideable(q, k, v, std::nullopt, 0.0, false, false, scale);
-    return {std::get<0>(r), k, v};
+    // Through the composite, which picks the route as the traced call did
+    // (the overrideable kernels, or the math path for what they do not
+    // cover, e.g. no query rows).
+    Tensor out = at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, false, scale,
+                                                  q.dim() > 1 && k.dim() > 1 && q.size(1) != k.size(1));
+    return {out, k, v};
   }
   int64_t B = q.size(0), Hq = q.size(1), L = q.size(2), S = kc.size(2) + kn.size(2);
   Tensor k = at::empty({B, kc.size(1), S, kc.size(3)}, kc.options());  // contiguous, as cat_pair's
