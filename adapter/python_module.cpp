@@ -602,6 +602,8 @@ PYBIND11_MODULE(_C, m) {
     d["cache_misses"] = s.cache_misses;
     d["builds"] = s.builds;
     d["build_seconds"] = s.build_seconds;
+    d["ops_pending"] = s.ops_pending;
+    d["free_table_entries"] = s.free_table_entries;
     return d;
   });
   m.def("_reset_fusion_stats", [] { tocl_fusion_stats_reset(); });

@@ -13,6 +13,9 @@
  * script can time just its steady state:
  *   kp.kprof_start(); ...; kp.kprof_dump()   (dump also stops and resets)
  * KPROF_SHAPES=1 splits each name by argument count and global size.
+ * KPROF_ORDER=N also lists the first N recorded launches in the order they
+ * ran, each with its device time and the idle gap before it (to compare two
+ * paths that launch the same kernels, e.g. eager against compiled).
  * It waits for every recorded launch when it dumps, so use it to find
  * where time goes, not to time a run. */
 #define _GNU_SOURCE
@@ -108,6 +111,8 @@ void kprof_dump(void) {
     memset(ms, 0, sizeof ms);
     memset(count, 0, sizeof count);
     double total = 0;
+    int listed = getenv("KPROF_ORDER") ? atoi(getenv("KPROF_ORDER")) : 0;
+    cl_ulong prev_end = 0;
     for (int i = 0; i < n_launches; i++) {
         cl_ulong t0 = 0, t1 = 0;
         clWaitForEvents(1, &launches[i].ev);
@@ -115,6 +120,10 @@ void kprof_dump(void) {
         clGetEventProfilingInfo(launches[i].ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
         clReleaseEvent(launches[i].ev);
         double d = t1 > t0 ? (double)(t1 - t0) / 1e6 : 0;
+        if (i < listed)
+            fprintf(stderr, "  #%-5d %-44s %9.1f us  gap %9.1f us\n", i, names[launches[i].name], d * 1e3,
+                    prev_end && t0 > prev_end ? (double)(t0 - prev_end) / 1e3 : 0.0);
+        prev_end = t1;
         ms[launches[i].name] += d;
         count[launches[i].name]++;
         total += d;

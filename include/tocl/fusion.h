@@ -64,6 +64,10 @@ typedef struct tocl_fusion_stats {
     uint64_t cache_misses;          /* merged graphs sent to the background builder */
     uint64_t builds;                /* background builds finished */
     double build_seconds;           /* time those builds took */
+    /* Gauges, not counters (a reset leaves them): ops recorded and not yet
+     * run, and the free table's entries, one per output of those ops. */
+    uint64_t ops_pending;
+    uint64_t free_table_entries;
 } tocl_fusion_stats;
 void tocl_fusion_stats_get(tocl_fusion_stats *out);
 void tocl_fusion_stats_reset(void);

@@ -64,7 +64,9 @@ def fusion_stats() -> dict:
     elided, reductions that computed recorded ops in their prologue
     (``reductions_fused``), broadcast producers computed by their consumer
     (``broadcasts_inlined``), fused-kernel cache hits and misses, background
-    builds and their seconds."""
+    builds and their seconds; and two gauges that a reset leaves: ops
+    recorded and not yet run (``ops_pending``) and the entries of the table
+    that finds their outputs by address when freed (``free_table_entries``)."""
     return dict(_C._fusion_stats())
 
 

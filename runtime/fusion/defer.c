@@ -97,6 +97,15 @@ void tocl_fusion_stats_get(tocl_fusion_stats *out) {
     out->cache_hits = atomic_load(&st.hits);
     out->cache_misses = atomic_load(&st.misses);
     tocl_builder_stats(&out->builds, &out->build_seconds);
+    for (int dev = 0; dev < DEV_MAX; dev++) {
+        d_dev *d = __atomic_load_n(&g_dev[dev], __ATOMIC_ACQUIRE);
+        if (!d)
+            continue;
+        pthread_mutex_lock(&d->mu);
+        out->ops_pending += (uint64_t)d->pending;
+        out->free_table_entries += (uint64_t)d->nents;
+        pthread_mutex_unlock(&d->mu);
+    }
 }
 
 void tocl_fusion_stats_reset(void) {
@@ -154,7 +163,6 @@ void tocl_defer_index_outputs(d_dev *d, int stream, int ri) {
         e->stream = stream;
         e->rec = ri;
         e->out = k;
-        e->epoch = s->epoch;
         e->next = d->heads[hb];
         d->heads[hb] = d->nents++;
     }
@@ -265,7 +273,7 @@ void tocl_defer_note_free(int dev, tocl_addr addr, size_t size) {
     for (int i = d->heads[hash_addr(addr)]; i >= 0; i = d->ents[i].next) {
         h_entry *e = &d->ents[i];
         d_stream *s = &d->s[e->stream];
-        if (e->addr == addr && e->epoch == s->epoch && e->rec < s->n)
+        if (e->addr == addr && e->rec < s->n)
             s->recs[e->rec].dead[e->out] = 1;
     }
     pthread_mutex_unlock(&d->mu);
@@ -565,15 +573,21 @@ int tocl_defer_plan(int dev, d_rec *recs, int n, d_group *groups) {
 static tocl_status finish_flush(d_dev *d, int dev, int stream, int n, int kept, tocl_status rc) {
     d_stream *s = &d->s[stream];
     s->n = kept;
-    s->epoch++; /* every free-table entry is stale; kept records enter it anew */
     d->pending -= n - kept;
     atomic_fetch_sub(&g_pending, n - kept);
-    if (d->pending == 0) {
-        d->nents = 0;
-        memset(d->heads, -1, sizeof d->heads);
-    }
-    for (int i = 0; i < kept; i++)
-        tocl_defer_index_outputs(d, stream, i);
+    /* The free table is rebuilt from the records still held (this stream's
+     * kept ones and any other stream's), so it never holds more entries
+     * than there are recorded outputs. Marking its old entries stale
+     * instead and clearing it only once nothing was pending let it grow
+     * for as long as a flush always kept a record: the caching allocator
+     * hands the same few addresses out again, so their hash chains grew
+     * with every step and each free walked them (a trivial backward's
+     * host time went 265 -> 691 us over 20,000 steps). */
+    d->nents = 0;
+    memset(d->heads, -1, sizeof d->heads);
+    for (int o = 0; o < TOCL_MAX_STREAMS; o++)
+        for (int i = 0; i < d->s[o].n; i++)
+            tocl_defer_index_outputs(d, o, i);
     tl_flushing = 0;
     if (rc == TOCL_OK && tl_build_failed)
         rc = tocl_fail(TOCL_E_BUILD, "%s", tl_build_msg);

@@ -98,14 +98,12 @@ static inline int identical(const d_operand *a, const d_operand *b, int ndim, co
 typedef struct d_stream {
     d_rec *recs;
     int n, cap;
-    unsigned epoch; /* bumped per flush: older free-table entries are stale */
     uint64_t seq;   /* the next record's d_rec.seq */
 } d_stream;
 
 typedef struct h_entry {
     tocl_addr addr;
     int stream, rec, out, next;
-    unsigned epoch;
 } h_entry;
 
 /* A device's recorded ops, per stream, and the free table that finds a
