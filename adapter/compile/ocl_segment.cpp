@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -32,6 +33,10 @@ struct Segment {
   // Scalars given per call (symbolic sizes): (scalar index, argument index
   // after the tensors).
   std::vector<std::pair<int, int>> runtime_scalars;
+  // Per output, the order of its dimensions in memory as the graph was
+  // traced (outermost first), or nullopt where the trace did not say (then
+  // layout_strides decides).
+  std::vector<std::optional<std::vector<int64_t>>> orders;
   ~Segment() { tocl_seg_destroy(seg); }
 };
 
@@ -65,8 +70,22 @@ using NodeSpec = std::tuple<std::string, std::string, std::string, std::vector<R
 // common dtype, result dtype, [(ref kind, index)])], output node indices). Returns (handle, "") or
 // (None, why) when the runtime refuses the segment (too big, no formula).
 py::tuple compile_segment(const std::vector<std::string>& inputs, const std::vector<py::tuple>& scalars,
-                          const std::vector<NodeSpec>& nodes, const std::vector<int>& outputs) {
+                          const std::vector<NodeSpec>& nodes, const std::vector<int>& outputs,
+                          const std::vector<std::optional<std::vector<int64_t>>>& orders) {
   auto s = std::make_shared<Segment>();
+  if (!orders.empty() && orders.size() != outputs.size())
+    throw py::value_error("torch_ocl segment: one dimension order per output, or none");
+  for (const auto& o : orders) {
+    if (!o)
+      continue;
+    std::vector<bool> seen(o->size());
+    for (int64_t d : *o) {
+      if (d < 0 || d >= static_cast<int64_t>(o->size()) || seen[d])
+        throw py::value_error("torch_ocl segment: a dimension order must be a permutation");
+      seen[d] = true;
+    }
+  }
+  s->orders = orders;
   std::vector<tocl_dtype> in_dt, sc_dt;
   std::vector<tocl_scalar> sc;
   for (const auto& n : inputs) {
@@ -111,7 +130,8 @@ py::tuple compile_segment(const std::vector<std::string>& inputs, const std::vec
   return py::make_tuple(py::cast(s), std::string());
 }
 
-// The outputs' strides: dense, with dimensions in the order of the first
+// The outputs' strides where the trace gave no order (Segment.orders):
+// dense, with dimensions in the order of the first
 // input's strides if that input is already at the iteration shape and
 // broadcasts no dimension (a permuted input gives a permuted output, as
 // TensorIterator does, also when the input is a slice of a larger buffer such
@@ -183,7 +203,11 @@ py::object run_segment(const Segment& s, py::tuple args) {
   tocl_tensor tout[TOCL_IR_MAX_OUTPUTS];
   for (size_t k = 0; k < s.out_types.size(); k++) {
     auto o = opts.dtype(s.out_types[k]);
-    outs.push_back(like.empty() ? at::empty(shape, o) : at::empty_strided(shape, like, o));
+    const std::optional<std::vector<int64_t>>* order = k < s.orders.size() ? &s.orders[k] : nullptr;
+    if (order && order->has_value() && (*order)->size() == static_cast<size_t>(nd))
+      outs.push_back(at::empty_strided(shape, dense_strides_in_order(**order, shape), o));
+    else
+      outs.push_back(like.empty() ? at::empty(shape, o) : at::empty_strided(shape, like, o));
     tout[k] = to_tocl_tensor(outs.back());
   }
   tocl_status st = tocl_seg_run(s.seg, dev, current_stream(dev), tin, s.runtime_scalars.empty() ? nullptr : sc, tout);
@@ -204,7 +228,7 @@ void register_segment_bindings(py::module_& m) {
       .def_property_readonly("n_runtime_scalars", [](const Segment& s) { return s.runtime_scalars.size(); })
       .def_property_readonly("n_ir_nodes", [](const Segment& s) { return tocl_seg_graph(s.seg)->n_nodes; });
   m.def("_compile_segment", &compile_segment, py::arg("inputs"), py::arg("scalars"), py::arg("nodes"),
-        py::arg("outputs"));
+        py::arg("outputs"), py::arg("orders") = std::vector<std::optional<std::vector<int64_t>>>{});
   m.def("_run_segment", &run_segment);
 }
 

@@ -82,6 +82,26 @@ def test_permuted_slice_gives_the_traced_layout():
     assert g(q, rot).stride() == (q * rot + q).stride() == (q.cpu() * rot.cpu() + q.cpu()).stride()
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_output_has_the_traced_layout_not_its_first_inputs(dynamic):
+    """The segment's first input is transposed, but its output follows the
+    contiguous intermediate that TensorIterator put first (t + s), and a
+    later view relies on that. Segments laid their outputs out like their
+    first input: "view size is not compatible" (wav2vec2's compiled
+    backward)."""
+    x, y = torch.randn(2, 18, 32, device=OCL), torch.randn(2, 32, 18, device=OCL)
+
+    def f(x, y):
+        s = y.transpose(1, 2).sin()  # the segment reads y first
+        t = x * 2
+        return (t + s).view(2, -1) * 3
+
+    _check(f, x, y, dynamic=dynamic)
+    g = torch.compile(lambda x, y: x * 2 + y.transpose(1, 2).sin(), backend="ocl", dynamic=dynamic)
+    want = x * 2 + y.transpose(1, 2).sin()
+    assert g(x, y).stride() == want.stride() == (x.cpu() * 2 + y.cpu().transpose(1, 2).sin()).stride()
+
+
 def test_zero_dim_inputs_promote_like_eager():
     x = torch.randn(16, device=OCL).half()
     s = torch.tensor(2.5, device=OCL)  # a 0-dim float32 tensor does not promote float16

@@ -287,6 +287,23 @@ def _shape_key(node: fx.Node):
     return tuple(str(s) for s in _meta(node).shape)
 
 
+def _dim_order(node: fx.Node):
+    """The order of node's dimensions in memory as the graph was traced
+    (outermost first, ties in logical order), or None when a stride has no
+    hint. A segment's output must have the traced strides, not a layout of
+    its own: a later view of it was traced against them (wav2vec2's
+    backward views a segment's output that its transposed input would have
+    laid out otherwise)."""
+    val = _meta(node)
+    hints = []
+    for st in val.stride():
+        h = st if isinstance(st, int) else getattr(getattr(st, "node", None), "hint", None)
+        if not isinstance(h, int):
+            return None
+        hints.append(h)
+    return sorted(range(len(hints)), key=lambda d: -hints[d])
+
+
 def _outputs(seg: List[fx.Node]) -> List[fx.Node]:
     inside = set(seg)
     return [n for n in seg if not n.users or any(u not in inside for u in n.users)]
@@ -327,7 +344,7 @@ class _Lowering:
 
             handle, why = _C._compile_segment([_DTYPES[_meta(i).dtype] for i in b.inputs],
                                               [sc if len(sc) == 3 else sc + (-1,) for sc in b.scalars], b.nodes,
-                                              [b.value[o] for o in outs])
+                                              [b.value[o] for o in outs], [_dim_order(o) for o in outs])
         except Refused as e:
             handle, why = None, str(e)
         except Exception as e:  # an internal lowering error
