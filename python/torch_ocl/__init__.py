@@ -96,6 +96,11 @@ from .compile import compile_stats, reset_compile_stats  # noqa: E402,F401
 
 _compile.install()
 
+# Backward on the calling thread instead of the engine's device thread (_autograd.py).
+from . import _autograd  # noqa: E402
+
+_autograd.use_calling_thread()
+
 # torch.distributed: the "oclgloo" backend for ocl tensors.
 from . import distributed as _distributed  # noqa: E402
 
