@@ -158,7 +158,9 @@ def run_arch(name, seed=0):
         row["params"] = sum(p.numel() for p in cpu_model.parameters())
         inputs, extra = inputs_for(kind)
         dev_model = copy.deepcopy(cpu_model).to("ocl")
-        comp_model = copy.deepcopy(dev_model) if COMPILED else None  # the train step changes dev_model
+        # The train step changes dev_model: the compiled checks get untouched copies.
+        comp_model, comp_train_model = ((copy.deepcopy(dev_model), copy.deepcopy(dev_model)) if COMPILED
+                                        else (None, None))
         dev_inputs, dev_extra = _to(inputs, "ocl"), _to(extra, "ocl")
         ref_model, ref_inputs, ref_extra = (copy.deepcopy(cpu_model).double(), _to(inputs, "cpu", torch.float64),
                                             _to(extra, "cpu", torch.float64))
@@ -205,6 +207,14 @@ def run_arch(name, seed=0):
         _, _, loss_msg = judge(gl, cl, rl, "loss", GRAD_RTOL)
         row["grad_tol_ratio"], row["grad_err_vs_cpu"], grad_msg = judge(gg, cg, rg, "grad", GRAD_RTOL)
         msg = "; ".join(m for m in (loss_msg, grad_msg) if m)
+        if COMPILED:
+            def judge_compiled_train(res):
+                (l2, g2) = res
+                return "; ".join(m for m in (judge(l2, cl, rl, "compiled loss", GRAD_RTOL)[2],
+                                             judge(g2, cg, rg, "compiled grad", GRAD_RTOL)[2]) if m)
+            row.update(compiled_check.compiled_train(comp_train_model,
+                                                     lambda m: _train_step(m, dev_inputs, dev_extra),
+                                                     judge_compiled_train))
         return ("mismatch" if msg else "pass"), msg
 
     def generate():
@@ -323,6 +333,8 @@ def summarize(rows):
         "models": len(models), "forward_pass": sum(r["forward"] == "pass" for r in models),
         "train_pass": sum(r["train"] == "pass" for r in models), "generate_models": len(gen),
         **dict(zip(("compiled_models", "compiled_pass"), compiled_check.summary(models))),
+        **dict(zip(("compiled_train_models", "compiled_train_pass"),
+                   compiled_check.summary(models, "compiled_train"))),
         "generate_pass": sum(r["generate"] == "pass" for r in gen),
         "checks_pass": sum(c["status"] == "pass" for c in checks), "checks": checks,
         "fallback_ops": dict(sorted(ranked.items(), key=lambda kv: (-len(kv[1]), kv[0]))), "rows": models,
@@ -354,6 +366,8 @@ def _print_row(r):
 def headline(rep):
     comp = (f", {rep['compiled_pass']} of {rep['compiled_models']} forward compiled"
             if rep.get("compiled_models") else "")
+    comp += (f", {rep['compiled_train_pass']} of {rep['compiled_train_models']} the train step compiled"
+             if rep.get("compiled_train_models") else "")
     return (f"{rep['models']} architectures: {rep['forward_pass']} pass forward, {rep['train_pass']} the train "
             f"step{comp}, {rep['generate_pass']} of {rep['generate_models']} generate; {rep['checks_pass']} of "
             f"{len(rep['checks'])} whole-stack checks pass; {len(rep['fallback_ops'])} ops fell back to the CPU "
@@ -379,16 +393,19 @@ def markdown(rep):
            "model runs in a worker process, so a crash or timeout costs only that model. Times: the best of 3 "
            "warm eval forward + train step, seconds. compiled = the eval forward under "
            "torch.compile(backend=\"ocl\"), judged as forward is, with the graphs Dynamo made and the graph "
-           "nodes that ran as eager calls on the CPU fallback.", "",
-           "| model | family | params | forward | logits max err | compiled | train step | grad max err | generate | "
-           "fallback ops | ocl s | cpu s | detail |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "nodes that ran as eager calls on the CPU fallback; compiled train = the train step with the model "
+           "under torch.compile, judged as the train step is.", "",
+           "| model | family | params | forward | logits max err | compiled | train step | compiled train | "
+           "grad max err | generate | fallback ops | ocl s | cpu s | detail |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rep["rows"]:
         fallback = ", ".join(op.replace("aten::", "") for op in sorted(r["fallback"])) or "none"
-        detail = "; ".join(x for x in (r.get("note"), r.get("detail"), r.get("compiled_detail")) if x)
+        detail = "; ".join(x for x in (r.get("note"), r.get("detail"), r.get("compiled_detail"),
+                                       r.get("compiled_train_detail")) if x)
         detail = detail.replace("|", "\\|").replace("\n", " ")
         out.append(f"| {r['model']} | {r['family']} | {r['params'] / 1e3:.0f}k | {r['forward']} | "
-                   f"{fmt(r.get('logit_max_err'))} | {compiled_check.cell(r)} | {r['train']} | {fmt(r.get('grad_max_err'))} | {r['generate']} | "
+                   f"{fmt(r.get('logit_max_err'))} | {compiled_check.cell(r)} | {r['train']} | "
+                   f"{compiled_check.cell(r, 'compiled_train')} | {fmt(r.get('grad_max_err'))} | {r['generate']} | "
                    f"{fallback} | {r.get('ocl_s', '')} | {r.get('cpu_s', '')} | {detail[:200]} |")
     out += ["", "### Whole-stack checks", "", "| check | result | detail |", "|---|---|---|"]
     for c in rep["checks"]:

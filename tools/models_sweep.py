@@ -140,6 +140,9 @@ def _sync(device, t):
         t.sum().item()  # waits for the device
 
 
+TRAIN_GROUPS = ("loss", "grad", "updated param", "buffer")  # what a train step is judged on
+
+
 def _run(model, x, y, device):
     """Eval forward then one train step; returns ({group: {name: tensor}}, seconds)."""
     model.eval()
@@ -210,7 +213,9 @@ def run_model(name, timeout=600, seed=0):
         cpu_model = _no_randomness(ctor())
         row["params"] = sum(p.numel() for p in cpu_model.parameters())
         dev_model = copy.deepcopy(cpu_model).to("ocl")
-        comp_model = copy.deepcopy(dev_model) if COMPILED else None  # the timed runs below train dev_model
+        # The timed runs below train dev_model: the compiled checks get untouched copies.
+        comp_model, comp_train_model = ((copy.deepcopy(dev_model), copy.deepcopy(dev_model)) if COMPILED
+                                        else (None, None))
         g = torch.Generator().manual_seed(seed + 1)
         x = torch.randn(BATCH, 3, side, side, generator=g)
         y = torch.randint(0, NUM_CLASSES, (BATCH,), generator=g)
@@ -229,7 +234,7 @@ def run_model(name, timeout=600, seed=0):
             got["logits"], cpu["logits"], ref["logits"], "logits", LOGIT_RTOL)
         row["forward"], row["detail"] = ("mismatch", msg) if msg else ("pass", "")
         msgs = []
-        for group in ("loss", "grad", "updated param", "buffer"):
+        for group in TRAIN_GROUPS:
             ratio, vs_cpu, msg = judge(got[group], cpu[group], ref[group], group, GRAD_RTOL)
             msgs += [msg] if msg else []
             if group == "grad":
@@ -242,6 +247,12 @@ def run_model(name, timeout=600, seed=0):
                 return judge(got_c, cpu["logits"], ref["logits"], "compiled logits", LOGIT_RTOL)[2]
             row.update(compiled_check.compiled_forward(comp_model.eval(), lambda m: _logits(m(xd)),
                                                        got["logits"]["logits"], judge_compiled))
+
+            def judge_compiled_train(res):
+                return "; ".join(m for m in (judge(res[g], cpu[g], ref[g], "compiled " + g, GRAD_RTOL)[2]
+                                             for g in TRAIN_GROUPS) if m)
+            row.update(compiled_check.compiled_train(comp_train_model, lambda m: _run(m, xd, yd, "ocl")[0],
+                                                     judge_compiled_train))
     except Timeout:
         row["detail"] = f"timeout after {timeout} s"
     except Exception as e:
@@ -287,6 +298,8 @@ def summarize(rows, seconds):
         "models": len(rows), "forward_pass": sum(r["forward"] == "pass" for r in rows),
         "train_pass": sum(r["train"] == "pass" for r in rows),
         **dict(zip(("compiled_models", "compiled_pass"), compiled_check.summary(rows))),
+        **dict(zip(("compiled_train_models", "compiled_train_pass"),
+                   compiled_check.summary(rows, "compiled_train"))),
         "fallback_ops": dict(sorted(ranked.items(), key=lambda kv: (-len(kv[1]), kv[0]))),
         "rows": rows,
     }
@@ -295,6 +308,8 @@ def summarize(rows, seconds):
 def headline(rep):
     comp = (f", {rep['compiled_pass']} of {rep['compiled_models']} pass forward compiled"
             if rep.get("compiled_models") else "")
+    comp += (f", {rep['compiled_train_pass']} of {rep['compiled_train_models']} the train step compiled"
+             if rep.get("compiled_train_models") else "")
     return (f"{rep['forward_pass']} of {rep['models']} models pass forward (eval), {rep['train_pass']} pass the "
             f"train step{comp}; {len(rep['fallback_ops'])} ops fell back to the CPU ({rep['seconds']} s)")
 
@@ -320,18 +335,21 @@ def markdown(rep):
            "fallbacks, and the ops that fell back are listed. Times: a warm eval forward + train step, seconds. "
            "compiled = the eval forward under torch.compile(backend=\"ocl\"), judged as forward is; the cell "
            "counts the graphs Dynamo made and the graph nodes that ran as eager calls on the CPU fallback; "
-           "compile s = compile and first run.", "",
-           "| model | input | params | forward | train step | compiled | grad err / cpu | fallback ops | ocl s | "
-           "cpu s | compile s | note |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "compiled train = the same eval forward and train step with the model under torch.compile, judged "
+           "as the train step is; compile s = compile and first run of the eval forward.", "",
+           "| model | input | params | forward | train step | compiled | compiled train | grad err / cpu | "
+           "fallback ops | ocl s | cpu s | compile s | note |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rep["rows"]:
         fb = ", ".join(f"{op.replace('aten::', '')} ({n})" for op, n in sorted(r["fallback"].items())) or "none"
-        note = "; ".join(x for x in (r.get("note"), r.get("detail"), r.get("compiled_detail")) if x)
+        note = "; ".join(x for x in (r.get("note"), r.get("detail"), r.get("compiled_detail"),
+                                     r.get("compiled_train_detail")) if x)
         note = note.replace("|", "\\|").replace("\n", " ")
         side = r["input"][-1]
         ratio = f"{r['grad_err_vs_cpu']:.2g}" if r.get("grad_err_vs_cpu") is not None else ""
         out.append(f"| {r['model']} | {side}x{side} | {r['params'] / 1e6:.1f}M | {r['forward']} | {r['train']} | "
-                   f"{compiled_check.cell(r)} | {ratio} | {fb} | {r.get('ocl_s', '')} | {r.get('cpu_s', '')} | "
+                   f"{compiled_check.cell(r)} | {compiled_check.cell(r, 'compiled_train')} | {ratio} | {fb} | "
+                   f"{r.get('ocl_s', '')} | {r.get('cpu_s', '')} | "
                    f"{r.get('compile_s', '')} | {note} |")
     out += ["", "### Ops that fell back to the CPU", ""]
     if not rep["fallback_ops"]:

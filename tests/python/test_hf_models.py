@@ -43,6 +43,8 @@ def test_architecture_matches_cpu(silent_fallback, name):
     # The compiled column: the eval forward under torch.compile(backend="ocl").
     assert row["compiled"] == "pass", row["compiled_detail"]
     assert row["compiled_graphs"] >= 1 and row["compiled_eager_calls"] == 0, row
+    assert row["compiled_train"] == "pass", row["compiled_train_detail"]
+    assert row["compiled_train_graphs"] >= 1 and row["compiled_train_eager_calls"] == 0, row
 
 
 def test_minilm_embeddings_match_cpu(silent_fallback):

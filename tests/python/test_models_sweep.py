@@ -32,6 +32,9 @@ def test_model_passes_natively(report, name):
     # The compiled column: the eval forward under torch.compile(backend="ocl").
     assert row["compiled"] == "pass", row["compiled_detail"]
     assert row["compiled_graphs"] >= 1 and row["compiled_eager_calls"] == 0, row
+    # And the train step with the model under torch.compile, judged as the eager one.
+    assert row["compiled_train"] == "pass", row["compiled_train_detail"]
+    assert row["compiled_train_graphs"] >= 1 and row["compiled_train_eager_calls"] == 0, row
 
 
 def test_report_summary_and_markdown(report):
@@ -42,6 +45,33 @@ def test_report_summary_and_markdown(report):
     assert "2 of 2 models pass forward" in md
     assert report["compiled_models"] == 2 and report["compiled_pass"] == 2
     assert "2 of 2 pass forward compiled" in md and "pass (1 graphs, 0 eager calls)" in md
+    assert report["compiled_train_models"] == 2 and report["compiled_train_pass"] == 2
+    assert "2 of 2 the train step compiled" in md
+
+
+def test_compiled_train_names_mismatches_and_errors():
+    import torch
+
+    import compiled_check
+
+    m = torch.nn.Linear(4, 2).to("ocl")
+    x = torch.ones(3, 4, device="ocl")
+    seen = {}
+
+    def names(cm):
+        cm(x).sum().backward()
+        return {n: p.grad for n, p in cm.named_parameters()}
+
+    def judge(res):
+        seen.update(res)
+        return ""
+    row = compiled_check.compiled_train(m, names, judge)
+    assert row["compiled_train"] == "pass" and row["compiled_train_graphs"] >= 1, row
+    assert sorted(seen) == ["bias", "weight"]  # torch.compile's _orig_mod. prefix taken off
+    row = compiled_check.compiled_train(m, names, lambda res: "grad: off by 1")
+    assert row["compiled_train"] == "mismatch" and row["compiled_train_detail"] == "grad: off by 1"
+    row = compiled_check.compiled_train(m, lambda cm: cm(torch.ones(3, 5, device="ocl")), judge)
+    assert row["compiled_train"] == "error" and "RuntimeError" in row["compiled_train_detail"], row
 
 
 def test_fallback_policy_restored(report):
