@@ -24,8 +24,9 @@ def compiled_forward(model, run_forward, eager_logits, judge_logits):
     of tensors). judge_logits(logits) -> "" when they pass, else a message.
     Returns the row fields: compiled, compiled_detail, compiled_graphs,
     compiled_eager_calls, compiled_vs_eager, compile_s."""
-    row, got = _compiled("compiled", model, run_forward, judge_logits, torch.no_grad)
+    row, got, seconds = _compiled("compiled", model, run_forward, judge_logits, torch.no_grad)
     if got is not None:
+        row["compile_s"] = round(seconds, 1)
         row["compiled_vs_eager"] = _max_diff(got, eager_logits)
     return row
 
@@ -42,18 +43,18 @@ def compiled_train(model, run_train, judge_train):
 
 
 def _compiled(key, model, run, judge, context):
-    """Compile model, run and judge it; the row fields under key."""
+    """Compile model, run and judge it: (the row fields under key, what run
+    returned or None, seconds to compile and run)."""
     torch._dynamo.reset()
     torch_ocl.reset_compile_stats()
     row = {key: "error", f"{key}_detail": ""}
-    got = None
+    got, seconds = None, 0.0
     t0 = time.perf_counter()
     try:
         cm = torch.compile(model, backend="ocl")
         with context():
             got = run(cm)
-        if key == "compiled":
-            row["compile_s"] = round(time.perf_counter() - t0, 1)
+        seconds = time.perf_counter() - t0
         s = torch_ocl.compile_stats()
         row[f"{key}_graphs"] = s["graphs"]
         row[f"{key}_eager_calls"] = s["fallback_nodes"]
@@ -70,7 +71,7 @@ def _compiled(key, model, run, judge, context):
         row[f"{key}_detail"] = f"{type(e).__name__}: {first[:200]}"
     finally:
         torch._dynamo.reset()
-    return row, got
+    return row, got, seconds
 
 
 def _unprefixed(result):
@@ -88,11 +89,36 @@ def _max_diff(a, b):
     return float((a.detach().cpu().double() - b.detach().cpu().double()).abs().max()) if a.numel() else 0.0
 
 
+KEYS = ("compiled", "compiled_train")  # the row keys of the two checks: forward, train step
+
+
 def summary(rows, key="compiled"):
-    """(models that ran the check, how many passed) for a headline; key
-    "compiled" (forward) or "compiled_train"."""
+    """(models that ran the check, how many passed) for a headline."""
     ran = [r for r in rows if key in r]
     return len(ran), sum(r[key] == "pass" for r in ran)
+
+
+def report_fields(rows):
+    """A sweep report's counts of both checks: compiled_models,
+    compiled_pass, compiled_train_models, compiled_train_pass."""
+    out = {}
+    for key in KEYS:
+        out[f"{key}_models"], out[f"{key}_pass"] = summary(rows, key)
+    return out
+
+
+def headline(rep, forward):
+    """The headline's part for both checks; forward: the sweep's phrase for
+    the first (e.g. "pass forward compiled")."""
+    out = f", {rep['compiled_pass']} of {rep['compiled_models']} {forward}" if rep.get("compiled_models") else ""
+    if rep.get("compiled_train_models"):
+        out += f", {rep['compiled_train_pass']} of {rep['compiled_train_models']} the train step compiled"
+    return out
+
+
+def details(r):
+    """Both checks' details of a row, for its note."""
+    return tuple(r.get(f"{key}_detail") for key in KEYS)
 
 
 def cell(r, key="compiled"):

@@ -332,9 +332,7 @@ def summarize(rows):
     return {
         "models": len(models), "forward_pass": sum(r["forward"] == "pass" for r in models),
         "train_pass": sum(r["train"] == "pass" for r in models), "generate_models": len(gen),
-        **dict(zip(("compiled_models", "compiled_pass"), compiled_check.summary(models))),
-        **dict(zip(("compiled_train_models", "compiled_train_pass"),
-                   compiled_check.summary(models, "compiled_train"))),
+        **compiled_check.report_fields(models),
         "generate_pass": sum(r["generate"] == "pass" for r in gen),
         "checks_pass": sum(c["status"] == "pass" for c in checks), "checks": checks,
         "fallback_ops": dict(sorted(ranked.items(), key=lambda kv: (-len(kv[1]), kv[0]))), "rows": models,
@@ -364,10 +362,9 @@ def _print_row(r):
 
 
 def headline(rep):
-    comp = (f", {rep['compiled_pass']} of {rep['compiled_models']} forward compiled"
-            if rep.get("compiled_models") else "")
-    comp += (f", {rep['compiled_train_pass']} of {rep['compiled_train_models']} the train step compiled"
-             if rep.get("compiled_train_models") else "")
+    import compiled_check
+
+    comp = compiled_check.headline(rep, "forward compiled")
     return (f"{rep['models']} architectures: {rep['forward_pass']} pass forward, {rep['train_pass']} the train "
             f"step{comp}, {rep['generate_pass']} of {rep['generate_models']} generate; {rep['checks_pass']} of "
             f"{len(rep['checks'])} whole-stack checks pass; {len(rep['fallback_ops'])} ops fell back to the CPU "
@@ -400,8 +397,7 @@ def markdown(rep):
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rep["rows"]:
         fallback = ", ".join(op.replace("aten::", "") for op in sorted(r["fallback"])) or "none"
-        detail = "; ".join(x for x in (r.get("note"), r.get("detail"), r.get("compiled_detail"),
-                                       r.get("compiled_train_detail")) if x)
+        detail = "; ".join(x for x in (r.get("note"), r.get("detail"), *compiled_check.details(r)) if x)
         detail = detail.replace("|", "\\|").replace("\n", " ")
         out.append(f"| {r['model']} | {r['family']} | {r['params'] / 1e3:.0f}k | {r['forward']} | "
                    f"{fmt(r.get('logit_max_err'))} | {compiled_check.cell(r)} | {r['train']} | "

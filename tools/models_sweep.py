@@ -297,19 +297,14 @@ def summarize(rows, seconds):
         "date": time.strftime("%Y-%m-%d"), "seconds": round(seconds, 1), "batch": BATCH,
         "models": len(rows), "forward_pass": sum(r["forward"] == "pass" for r in rows),
         "train_pass": sum(r["train"] == "pass" for r in rows),
-        **dict(zip(("compiled_models", "compiled_pass"), compiled_check.summary(rows))),
-        **dict(zip(("compiled_train_models", "compiled_train_pass"),
-                   compiled_check.summary(rows, "compiled_train"))),
+        **compiled_check.report_fields(rows),
         "fallback_ops": dict(sorted(ranked.items(), key=lambda kv: (-len(kv[1]), kv[0]))),
         "rows": rows,
     }
 
 
 def headline(rep):
-    comp = (f", {rep['compiled_pass']} of {rep['compiled_models']} pass forward compiled"
-            if rep.get("compiled_models") else "")
-    comp += (f", {rep['compiled_train_pass']} of {rep['compiled_train_models']} the train step compiled"
-             if rep.get("compiled_train_models") else "")
+    comp = compiled_check.headline(rep, "pass forward compiled")
     return (f"{rep['forward_pass']} of {rep['models']} models pass forward (eval), {rep['train_pass']} pass the "
             f"train step{comp}; {len(rep['fallback_ops'])} ops fell back to the CPU ({rep['seconds']} s)")
 
@@ -342,8 +337,7 @@ def markdown(rep):
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rep["rows"]:
         fb = ", ".join(f"{op.replace('aten::', '')} ({n})" for op, n in sorted(r["fallback"].items())) or "none"
-        note = "; ".join(x for x in (r.get("note"), r.get("detail"), r.get("compiled_detail"),
-                                     r.get("compiled_train_detail")) if x)
+        note = "; ".join(x for x in (r.get("note"), r.get("detail"), *compiled_check.details(r)) if x)
         note = note.replace("|", "\\|").replace("\n", " ")
         side = r["input"][-1]
         ratio = f"{r['grad_err_vs_cpu']:.2g}" if r.get("grad_err_vs_cpu") is not None else ""

@@ -152,6 +152,15 @@ std::vector<int64_t> layout_strides(const std::vector<const at::Tensor*>& ins, c
   return {};
 }
 
+// Output k's strides: its traced order, else layout_strides' (empty:
+// contiguous).
+std::vector<int64_t> output_strides(const Segment& s, size_t k, const std::vector<const at::Tensor*>& ins,
+                                    c10::IntArrayRef shape) {
+  if (k < s.orders.size() && s.orders[k] && s.orders[k]->size() == shape.size())
+    return dense_strides_in_order(*s.orders[k], shape);
+  return layout_strides(ins, shape);
+}
+
 // None when the inputs are not what the segment was compiled for (not ocl
 // tensors of its dtypes on one device) or the device refuses the kernel:
 // the caller runs the segment's nodes one by one instead.
@@ -196,18 +205,14 @@ py::object run_segment(const Segment& s, py::tuple args) {
   int64_t sizes[TOCL_TENSOR_MAX_DIMS];
   TOCL_CHECK(tocl_seg_shape(s.seg, tin, &nd, sizes));
   c10::IntArrayRef shape(sizes, nd);
-  std::vector<int64_t> like = layout_strides(ins, shape);
   auto opts = at::TensorOptions().device(c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(dev)));
   py::tuple result(s.out_types.size());
   std::vector<at::Tensor> outs;
   tocl_tensor tout[TOCL_IR_MAX_OUTPUTS];
   for (size_t k = 0; k < s.out_types.size(); k++) {
     auto o = opts.dtype(s.out_types[k]);
-    const std::optional<std::vector<int64_t>>* order = k < s.orders.size() ? &s.orders[k] : nullptr;
-    if (order && order->has_value() && (*order)->size() == static_cast<size_t>(nd))
-      outs.push_back(at::empty_strided(shape, dense_strides_in_order(**order, shape), o));
-    else
-      outs.push_back(like.empty() ? at::empty(shape, o) : at::empty_strided(shape, like, o));
+    std::vector<int64_t> strides = output_strides(s, k, ins, shape);
+    outs.push_back(strides.empty() ? at::empty(shape, o) : at::empty_strided(shape, strides, o));
     tout[k] = to_tocl_tensor(outs.back());
   }
   tocl_status st = tocl_seg_run(s.seg, dev, current_stream(dev), tin, s.runtime_scalars.empty() ? nullptr : sc, tout);
